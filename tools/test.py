@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Run fe's test suites, each in its own virtual environment. Standard library only; any Python >= 3.10.
+
+Usage:
+    python tools/test.py [--fast] [--gpu] [suite ...] [-- extra pytest args]
+
+Suites (default: all, in this order):
+    core   fe-core alone; neither torch nor tensorflow is installed
+    torch  fe-core + fe-torch (torch)
+    tf     fe-core + fe-tf (tensorflow)
+    fe     all four distributions, both frameworks
+
+Each suite gets `.venvs/<suite>`, created with `python -m venv` and filled by pip (editable installs of the suite's
+packages, pinned by `tools/constraints.txt`). A stamp file inside the venv records a hash of everything that went
+into the install, so a re-run with nothing changed skips pip. Tests marked `gpu` are deselected unless `--gpu`;
+`--fast` also deselects tests marked `slow`. The last line printed is `N passed, N failed[, N skipped]`.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+ROOT = Path(__file__).resolve().parent.parent
+VENVS = ROOT / ".venvs"
+CONSTRAINTS = ROOT / "tools" / "constraints.txt"
+STAMP_NAME = "fe-install.stamp"
+
+# Packages (directories under packages/) installed editable into each suite's venv.
+SUITE_PACKAGES: Dict[str, List[str]] = {
+    "core": ["fe-core"],
+    "torch": ["fe-core", "fe-torch"],
+    "tf": ["fe-core", "fe-tf"],
+    "fe": ["fe-core", "fe-torch", "fe-tf", "fe"],
+}
+# What the tests themselves need on top (the frameworks come with fe-torch / fe-tf, pinned by the constraints).
+TEST_REQUIREMENTS = ["pytest", "pyyaml", "tomli; python_version < '3.11'"]
+
+_COUNT_RE = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b")
+_SUMMARY_RE = re.compile(r"\b\d+ (passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b.* in [\d.]+s|"
+                         r"no tests ran in [\d.]+s")
+
+
+def venv_python(env_dir: Path) -> Path:
+    """The interpreter inside a venv created by `venv`, on POSIX or Windows."""
+    if os.name == "nt":
+        return env_dir / "Scripts" / "python.exe"
+    return env_dir / "bin" / "python"
+
+
+def _venv_usable(env_dir: Path, python: Path) -> bool:
+    """Whether `env_dir` is a working venv made from this interpreter's Python version (else it is re-created)."""
+    cfg = env_dir / "pyvenv.cfg"
+    if not python.exists() or not cfg.exists():
+        return False
+    version = dict(line.split("=", 1) for line in cfg.read_text().splitlines() if "=" in line)
+    if {k.strip(): v.strip() for k, v in version.items()}.get("version") != platform.python_version():
+        return False
+    return subprocess.run([str(python), "-c", "import sys"], capture_output=True).returncode == 0
+
+
+def _install_stamp(packages: Sequence[str], requirements: Sequence[str]) -> str:
+    """Hash of everything an install depends on: pyprojects, constraints, requirements, interpreter, location."""
+    digest = hashlib.sha256()
+    digest.update(f"{sys.version}|{sys.executable}|{ROOT}".encode())
+    for name in packages:
+        digest.update(name.encode())
+        digest.update((ROOT / "packages" / name / "pyproject.toml").read_bytes())
+    digest.update(CONSTRAINTS.read_bytes())
+    digest.update("\n".join(requirements).encode())
+    return digest.hexdigest()
+
+
+def ensure_venv(name: str, packages: Sequence[str], requirements: Sequence[str] = (), quiet: bool = False) -> Path:
+    """Create (or reuse) `.venvs/<name>` holding `packages` editable plus `requirements`; return its python.
+
+    pip runs only when the stamp (see `_install_stamp`) differs from the one the last successful install wrote.
+    Raises subprocess.CalledProcessError when venv creation or pip fails.
+    """
+    env_dir = VENVS / name
+    python = venv_python(env_dir)
+    stamp_file = env_dir / STAMP_NAME
+    stamp = _install_stamp(packages, requirements)
+    if stamp_file.exists() and stamp_file.read_text().strip() == stamp and _venv_usable(env_dir, python):
+        return python
+    if not _venv_usable(env_dir, python):
+        print(f"[{name}] creating virtual environment {env_dir.relative_to(ROOT)}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(env_dir)], check=True)
+    stamp_file.unlink(missing_ok=True)
+    cmd = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off",
+           "-c", str(CONSTRAINTS)]
+    if quiet:
+        cmd.append("-q")
+    for package in packages:
+        cmd += ["-e", str(ROOT / "packages" / package)]
+    cmd += list(requirements)
+    print(f"[{name}] pip install {' '.join(packages + list(requirements))} (constrained by tools/constraints.txt)",
+          flush=True)
+    env = dict(os.environ, PIP_NO_INPUT="1")
+    subprocess.run(cmd, check=True, cwd=ROOT, env=env)
+    stamp_file.write_text(stamp + "\n")
+    return python
+
+
+def _parse_counts(lines: Sequence[str]) -> Dict[str, int]:
+    """Counts from pytest's closing summary line (the last line that looks like one)."""
+    for line in reversed(lines):
+        if _SUMMARY_RE.search(line):
+            counts: Dict[str, int] = {}
+            for number, word in _COUNT_RE.findall(line):
+                key = "errors" if word.startswith("error") else word
+                counts[key] = counts.get(key, 0) + int(number)
+            return counts
+    return {}
+
+
+def run_pytest(python: Path, suite: str, pytest_args: Sequence[str]) -> Tuple[int, Dict[str, int]]:
+    """Run pytest on tests/<suite> with the venv's python, echoing its output; return (exit code, counts)."""
+    cmd = [str(python), "-m", "pytest", str(Path("tests") / suite), *pytest_args]
+    env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    print(f"[{suite}] {shlex.join(cmd[1:])}", flush=True)
+    tail: List[str] = []
+    with subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            tail.append(line.rstrip("\n"))
+            del tail[:-200]
+        code = proc.wait()
+    sys.stdout.flush()
+    return code, _parse_counts(tail)
+
+
+def _split_argv(argv: Sequence[str]) -> Tuple[List[str], List[str]]:
+    argv = list(argv)
+    if "--" in argv:
+        cut = argv.index("--")
+        return argv[:cut], argv[cut + 1:]
+    return argv, []
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    own, extra = _split_argv(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     usage="python tools/test.py [--fast] [--gpu] [suite ...] [-- pytest args]")
+    parser.add_argument("suites", nargs="*", metavar="suite", help=f"any of {', '.join(SUITE_PACKAGES)}")
+    parser.add_argument("--fast", action="store_true", help="deselect tests marked slow")
+    parser.add_argument("--gpu", action="store_true", help="also run tests marked gpu")
+    args = parser.parse_args(own)
+    unknown = [s for s in args.suites if s not in SUITE_PACKAGES]
+    if unknown:
+        parser.error(f"unknown suite(s) {unknown}; choose from {list(SUITE_PACKAGES)}")
+    suites = [s for s in SUITE_PACKAGES if s in args.suites] if args.suites else list(SUITE_PACKAGES)
+
+    deselect = [] if args.gpu else ["gpu"]
+    if args.fast:
+        deselect.append("slow")
+    marker_args = ["-m", " and ".join(f"not {m}" for m in deselect)] if deselect else []
+
+    results: List[Tuple[str, str]] = []
+    totals = {"passed": 0, "failed": 0, "skipped": 0}
+    any_failed = False
+    for suite in suites:
+        print(f"\n===== suite {suite} =====", flush=True)
+        try:
+            python = ensure_venv(suite, SUITE_PACKAGES[suite], TEST_REQUIREMENTS)
+        except (subprocess.CalledProcessError, OSError) as err:
+            print(f"[{suite}] environment setup failed: {err}", flush=True)
+            results.append((suite, "FAILED (environment setup)"))
+            totals["failed"] += 1
+            any_failed = True
+            continue
+        code, counts = run_pytest(python, suite, marker_args + extra)
+        totals["passed"] += counts.get("passed", 0) + counts.get("xpassed", 0)
+        totals["skipped"] += counts.get("skipped", 0) + counts.get("xfailed", 0)
+        failed = counts.get("failed", 0) + counts.get("errors", 0)
+        detail = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no counts"
+        if code == 0:
+            results.append((suite, f"ok ({detail})"))
+        elif code == 5:
+            print(f"[{suite}] note: no tests collected in tests/{suite} (pytest exit code 5); counted as ok",
+                  flush=True)
+            results.append((suite, "ok (no tests collected)"))
+        else:
+            any_failed = True
+            if failed == 0:
+                failed = 1  # interrupted, usage or internal error: count the suite itself as one failure
+            results.append((suite, f"FAILED (pytest exit code {code}; {detail})"))
+        totals["failed"] += failed
+
+    print("\n===== summary =====")
+    for suite, outcome in results:
+        print(f"{suite:6s} {outcome}")
+    print(f"{totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped", flush=True)
+    return 1 if any_failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
