@@ -1,0 +1,121 @@
+"""Where an op, trace or slicer runs: execution modes, dataset ids and key names.
+
+Modes are 'train', 'eval', 'test' and 'infer'. A string starting with '!' means every mode except that one, so
+`parse_modes({"!train"})` is `{"eval", "test", "infer"}`. Dataset ids follow the same rule, but are only checked here:
+the complement of a ds_id can only be taken once the available ids are known (see `ds_id_matches`).
+"""
+from __future__ import annotations
+
+from typing import Iterable, List, Set
+
+__all__ = ["ALL_MODES", "parse_modes", "check_ds_id", "check_io_names", "ds_id_matches"]
+
+ALL_MODES = frozenset({"train", "eval", "test", "infer"})
+_FORBIDDEN_DS_ID_CHARS = (":", ";", "|", "!")
+_FORBIDDEN_KEY_CHARS = (":", ";")
+
+
+def parse_modes(modes: Set[str]) -> Set[str]:
+    """Expand a set of mode strings, resolving '!mode' negations.
+
+    Args:
+        modes: Mode names, possibly negated ('!train'). An empty set means "every mode".
+
+    Returns:
+        The explicit set of modes (empty when `modes` is empty).
+
+    Raises:
+        ValueError: If a mode is unknown, or negated and plain modes are mixed.
+
+    Example:
+        >>> sorted(parse_modes({"!train"}))
+        ['eval', 'infer', 'test']
+    """
+    if isinstance(modes, str):  # a lone mode string, not an iterable of characters
+        modes = {modes}
+    negated = {mode for mode in modes if isinstance(mode, str) and mode.startswith("!")}
+    plain = set(modes) - negated
+    for mode in plain:
+        if mode not in ALL_MODES:
+            raise ValueError(f"Unknown mode {mode!r}: expected one of {sorted(ALL_MODES)} or a '!mode' negation")
+    for mode in negated:
+        if mode[1:] not in ALL_MODES:
+            raise ValueError(f"Unknown mode {mode!r}: after '!' expected one of {sorted(ALL_MODES)}")
+    if negated and plain:
+        raise ValueError(f"Cannot mix negated and plain modes: {sorted(modes)}")
+    if negated:
+        return set(ALL_MODES) - {mode[1:] for mode in negated}
+    return plain
+
+
+def check_ds_id(ds_ids: Set[str]) -> Set[str]:
+    """Validate dataset ids.
+
+    Ids may not contain ':', ';', '|' or '!' (except a single leading '!' meaning "every ds_id but this one"), and a
+    set may not mix plain ids with negated ones.
+
+    Args:
+        ds_ids: The dataset ids to check.
+
+    Returns:
+        The same set (a lone string is wrapped in a set).
+
+    Raises:
+        ValueError: On an invalid id or a mix of plain and negated ids.
+
+    Example:
+        >>> check_ds_id({"!ds1"})
+        {'!ds1'}
+    """
+    if isinstance(ds_ids, str):  # a lone id, not an iterable of characters
+        ds_ids = {ds_ids}
+    negated = 0
+    for ds_id in ds_ids:
+        if not isinstance(ds_id, str):
+            raise ValueError(f"Dataset ids must be strings, got {ds_id!r} ({type(ds_id).__name__})")
+        body = ds_id[1:] if ds_id.startswith("!") else ds_id
+        negated += ds_id.startswith("!")
+        if not body:
+            raise ValueError(f"Dataset id {ds_id!r} is empty")
+        bad = [char for char in _FORBIDDEN_DS_ID_CHARS if char in body]
+        if bad:
+            raise ValueError(f"Dataset id {ds_id!r} contains forbidden character(s) {bad}; "
+                             f"ids may not contain any of {list(_FORBIDDEN_DS_ID_CHARS)} (only a leading '!' negates)")
+    if 0 < negated < len(ds_ids):
+        raise ValueError(f"Cannot mix negated and plain dataset ids: {sorted(ds_ids)}")
+    return ds_ids
+
+
+def ds_id_matches(ds_ids: Set[str], ds_id: str) -> bool:
+    """Whether an item restricted to `ds_ids` runs on dataset `ds_id` (an empty restriction matches everything)."""
+    if not ds_ids or not ds_id:
+        return True
+    first = next(iter(ds_ids))
+    if first.startswith("!"):
+        return ("!" + ds_id) not in ds_ids
+    return ds_id in ds_ids
+
+
+def check_io_names(names: List[str]) -> List[str]:
+    """Validate input/output key names.
+
+    Keys must be non-empty strings, may not contain ':' or ';' (the log line separators), and may contain at most one
+    '|' (as in a per-dataset key such as 'acc|ds1' that a trace may read). The wildcard '*' is allowed on its own.
+
+    Raises:
+        ValueError: On an invalid key.
+
+    Example:
+        >>> check_io_names(["x", "y_pred", "acc|ds1"])
+        ['x', 'y_pred', 'acc|ds1']
+    """
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"Key names must be non-empty strings, got {name!r}")
+        bad = [char for char in _FORBIDDEN_KEY_CHARS if char in name]
+        if bad:
+            raise ValueError(f"Key {name!r} contains forbidden character(s) {bad}; keys may not contain "
+                             f"{list(_FORBIDDEN_KEY_CHARS)}")
+        if name.count("|") > 1:
+            raise ValueError(f"Key {name!r} contains more than one '|'; only 'key|ds_id' is allowed")
+    return names
