@@ -1,0 +1,262 @@
+"""The checkpoint directory: what files it holds, how it is written atomically and verified before it is read.
+
+Layout::
+
+    system.json   {"format": "fe-checkpoint", "version": 1,
+                   "system": {plain System attributes},
+                   "models": [{"name": "model", "files": ["model.pt", "model_opt.pt"], "optimizer": true}, ...],
+                   "files": {"state.json": {"size": 123, "sha256": "..."}, "arrays.npz": {...}, "model.pt": {...}}}
+    state.json    everything else (summary, trace/op/dataset states, random states), encoded by `StateCodec`
+    arrays.npz    the numpy arrays `state.json` references by name (read with allow_pickle=False)
+    <model files> whatever each backend's `save_model` wrote, in the framework's own safe format
+
+The manifest in `system.json` lists every other file with its size and sha256; reading verifies all of them before
+decoding anything. There is no pickle anywhere in the format.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
+
+from fe_core.checkpoint.atomic_dir import atomic_directory, find_directory
+from fe_core.checkpoint.codec import CheckpointDecodeError, StateCodec
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "SYSTEM_FILE", "STATE_FILE", "ARRAYS_FILE", "SavedModel", "Checkpoint",
+           "write_checkpoint", "read_checkpoint", "is_checkpoint"]
+
+FORMAT_NAME = "fe-checkpoint"
+FORMAT_VERSION = 1
+SYSTEM_FILE = "system.json"
+STATE_FILE = "state.json"
+ARRAYS_FILE = "arrays.npz"
+_CHUNK = 1 << 20
+
+
+@dataclass
+class SavedModel:
+    """The files one model's backend wrote into a checkpoint.
+
+    Args:
+        name: The model's name.
+        files: The file names (relative to the checkpoint directory).
+        optimizer: Whether the optimizer state was saved too.
+    """
+    name: str
+    files: List[str] = field(default_factory=list)
+    optimizer: bool = False
+
+
+@dataclass
+class Checkpoint:
+    """A verified, decoded checkpoint.
+
+    Args:
+        directory: The directory it was read from (the backup sibling after an interrupted save).
+        system: The plain System attributes.
+        state: The decoded contents of `state.json` + `arrays.npz`.
+        models: The saved models, in order.
+    """
+    directory: str
+    system: Dict[str, Any]
+    state: Dict[str, Any]
+    models: List[SavedModel]
+
+
+def _file_digest(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for chunk in iter(lambda: file.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _manifest(directory: str) -> Dict[str, Dict[str, Any]]:
+    files: Dict[str, Dict[str, Any]] = {}
+    for root, _, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(root, name)
+            relative = os.path.relpath(path, directory).replace(os.sep, "/")
+            if relative != SYSTEM_FILE:
+                files[relative] = {"size": os.path.getsize(path), "sha256": _file_digest(path)}
+    return dict(sorted(files.items()))
+
+
+def _plain_json(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot write a {type(value).__name__} into {SYSTEM_FILE}")
+
+
+def is_checkpoint(directory: str) -> bool:
+    """Whether `directory` holds a `system.json` of this format (contents are not verified)."""
+    try:
+        with open(os.path.join(directory, SYSTEM_FILE), "r", encoding="utf-8") as file:
+            return json.load(file).get("format") == FORMAT_NAME
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def write_checkpoint(save_dir: str,
+                     system: Dict[str, Any],
+                     state: Dict[str, Any],
+                     save_models: Optional[Callable[[str], List[SavedModel]]] = None,
+                     codec: Optional[StateCodec] = None) -> None:
+    """Write a checkpoint atomically: `save_dir` is either the previous checkpoint or the new one, never a mix.
+
+    Args:
+        save_dir: The checkpoint directory (created, or replaced as a whole).
+        system: Plain JSON attributes for `system.json`.
+        state: Everything else (encoded with `codec`).
+        save_models: Called with the temporary directory; writes the model files there and describes them.
+        codec: The state codec (default: one with the loaded backends' reducers).
+
+    Raises:
+        CheckpointEncodeError: If `state` holds something that cannot be stored (nothing is written then).
+        ValueError: If `save_dir` exists, is not empty and is not a checkpoint (it is never replaced then).
+    """
+    codec = codec or StateCodec()
+    state_data, arrays = codec.encode(state, path="")  # fail before touching the disk
+    state_text = json.dumps(state_data, allow_nan=False, separators=(",", ":"))
+    system_part = json.loads(json.dumps(system, default=_plain_json, allow_nan=False))
+    save_dir = os.path.abspath(save_dir)
+    if os.path.isdir(save_dir) and os.listdir(save_dir) and not is_checkpoint(save_dir):
+        raise ValueError(f"Refusing to save a checkpoint into {save_dir!r}: it is a non-empty directory that is not "
+                         f"an fe checkpoint, and saving replaces the whole directory")
+    if os.path.lexists(save_dir) and not os.path.isdir(save_dir):
+        raise ValueError(f"Refusing to save a checkpoint at {save_dir!r}: it exists and is not a directory")
+    with atomic_directory(save_dir) as tmp:
+        with open(os.path.join(tmp, STATE_FILE), "w", encoding="utf-8") as file:
+            file.write(state_text)
+        with open(os.path.join(tmp, ARRAYS_FILE), "wb") as file:
+            np.savez(file, **arrays)
+        models = save_models(tmp) if save_models is not None else []
+        for model in models:
+            for name in model.files:
+                if not os.path.isfile(os.path.join(tmp, name)):
+                    raise FileNotFoundError(f"The backend reported writing {name!r} for model {model.name!r}, but "
+                                            f"that file does not exist")
+        meta = {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "system": system_part,
+            "models": [{"name": m.name, "files": [f.replace(os.sep, "/") for f in m.files], "optimizer": m.optimizer}
+                       for m in models],
+            "files": _manifest(tmp),
+        }
+        with open(os.path.join(tmp, SYSTEM_FILE), "w", encoding="utf-8") as file:
+            json.dump(meta, file, indent=2, allow_nan=False)
+
+
+def _read_json(path: str) -> Any:
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"Checkpoint file {path!r} is missing")
+    try:
+        with open(path, "r", encoding="utf-8") as file:
+            return json.load(file)
+    except (ValueError, RecursionError) as error:
+        raise ValueError(f"Checkpoint file {path!r} is not valid JSON: {error}") from error
+
+
+def _safe_relative(name: Any) -> bool:
+    if not isinstance(name, str) or not name or name.startswith("/") or "\\" in name or ":" in name:
+        return False
+    return all(part not in ("", ".", "..") for part in name.split("/"))
+
+
+def _verify_manifest(directory: str, files: Any) -> None:
+    manifest_path = os.path.join(directory, SYSTEM_FILE)
+    if not isinstance(files, dict):
+        raise ValueError(f"{manifest_path!r} has no 'files' manifest")
+    for required in (STATE_FILE, ARRAYS_FILE):
+        if required not in files:
+            raise ValueError(f"The manifest in {manifest_path!r} does not list {required!r}")
+    for name, entry in files.items():
+        if not _safe_relative(name):
+            raise ValueError(f"The manifest in {manifest_path!r} names an unsafe path {name!r}")
+        if not isinstance(entry, dict) or type(entry.get("size")) is not int or \
+                not isinstance(entry.get("sha256"), str):
+            raise ValueError(f"The manifest in {manifest_path!r} has a malformed entry for {name!r}")
+        path = os.path.join(directory, *name.split("/"))
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"Checkpoint file {path!r} is missing (listed in {manifest_path!r})")
+        size = os.path.getsize(path)
+        if size != entry["size"]:
+            raise ValueError(f"Checkpoint file {path!r} is corrupt: expected {entry['size']} bytes, found {size}")
+        digest = _file_digest(path)
+        if digest != entry["sha256"]:
+            raise ValueError(f"Checkpoint file {path!r} is corrupt: expected sha256 {entry['sha256']}, "
+                             f"found {digest}")
+
+
+def _saved_models(meta: Dict[str, Any], manifest_path: str) -> List[SavedModel]:
+    models = meta.get("models", [])
+    if not isinstance(models, list):
+        raise ValueError(f"{manifest_path!r}: 'models' should be a list")
+    saved = []
+    for index, entry in enumerate(models):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or \
+                not isinstance(entry.get("files"), list) or not isinstance(entry.get("optimizer"), bool):
+            raise ValueError(f"{manifest_path!r}: malformed entry models[{index}]")
+        for name in entry["files"]:
+            if name not in meta["files"]:
+                raise ValueError(f"{manifest_path!r}: model {entry['name']!r} file {name!r} is not in the manifest")
+        saved.append(SavedModel(entry["name"], list(entry["files"]), entry["optimizer"]))
+    return saved
+
+
+def read_checkpoint(load_dir: str, codec: Optional[StateCodec] = None) -> Checkpoint:
+    """Verify and decode a checkpoint written by `write_checkpoint`.
+
+    If `load_dir` is missing but the backup left by a save interrupted between its two renames exists, the backup is
+    read (with a RuntimeWarning).
+
+    Args:
+        load_dir: The checkpoint directory.
+        codec: The state codec (default: one with the loaded backends' reducers).
+
+    Returns:
+        The verified checkpoint.
+
+    Raises:
+        FileNotFoundError: If the directory or a file it lists is missing.
+        ValueError: If the format or version is wrong, a file's size or sha256 differs from the manifest, or the
+            state is malformed or names something outside the codec's allowlist (`CheckpointDecodeError`).
+    """
+    directory = find_directory(os.path.abspath(load_dir))
+    if directory is None:
+        raise FileNotFoundError(f"No checkpoint directory at {os.path.abspath(load_dir)!r}")
+    manifest_path = os.path.join(directory, SYSTEM_FILE)
+    meta = _read_json(manifest_path)
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise ValueError(f"{manifest_path!r} is not an fe checkpoint: expected format {FORMAT_NAME!r}, "
+                         f"found {found!r}")
+    if meta.get("version") != FORMAT_VERSION:
+        raise ValueError(f"{manifest_path!r} has checkpoint format version {meta.get('version')!r}; this fe-core "
+                         f"reads version {FORMAT_VERSION}")
+    _verify_manifest(directory, meta.get("files"))
+    models = _saved_models(meta, manifest_path)
+    system = meta.get("system")
+    if not isinstance(system, dict):
+        raise ValueError(f"{manifest_path!r} has no 'system' attributes")
+    state_data = _read_json(os.path.join(directory, STATE_FILE))
+    arrays_path = os.path.join(directory, ARRAYS_FILE)
+    codec = codec or StateCodec()
+    try:
+        with np.load(arrays_path, allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as error:
+        raise ValueError(f"Checkpoint file {arrays_path!r} could not be read: {error}") from error
+    try:
+        state = codec.decode(state_data, arrays, path="")
+    except CheckpointDecodeError as error:
+        raise CheckpointDecodeError(f"{os.path.join(directory, STATE_FILE)!r}: {error}") from error
+    if not isinstance(state, dict):
+        raise ValueError(f"{os.path.join(directory, STATE_FILE)!r} should hold a dict")
+    return Checkpoint(directory=directory, system=system, state=state, models=models)

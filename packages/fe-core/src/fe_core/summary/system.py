@@ -1,0 +1,382 @@
+"""`System`: the state shared by the Estimator and its traces while a run is going, and its checkpoints."""
+from __future__ import annotations
+
+import datetime
+import os
+import uuid
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from fe_core.backend.registry import loaded_backends
+from fe_core.containers import to_list
+from fe_core.summary.summary import Summary
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fe_core.checkpoint.checkpoint_dir import Checkpoint, SavedModel
+    from fe_core.checkpoint.codec import StateCodec
+    from fe_core.schedule.scheduler import Scheduler
+
+__all__ = ["System"]
+
+# The System attributes written (human readable) into system.json; everything else goes through the state codec.
+PLAIN_ATTRIBUTES = ("mode", "ds_id", "exp_id", "global_step", "epoch_idx", "batch_idx", "total_epochs", "stop_training",
+                    "log_steps", "train_steps_per_epoch", "eval_steps_per_epoch", "experiment_time",
+                    "eval_log_steps_request", "eval_log_steps")
+# fe_core.checkpoint imports fe_core.summary, so the checkpoint modules are imported inside the methods using them.
+# Lists of stateful objects in a checkpoint: (entry name, owner attribute, attribute on the owner).
+OBJECT_LISTS = (("traces", None, "traces"), ("tops", "network", "ops"), ("slops", "network", "slicers"),
+                ("pops", "network", "postprocessing"), ("nops", "pipeline", "ops"))
+_DESCRIPTIONS = {"traces": "traces", "tops": "network ops", "slops": "network slicers",
+                 "pops": "network postprocessing ops", "nops": "pipeline ops"}
+
+
+def _timestamp() -> str:
+    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+class System:
+    """The state the Estimator and its traces share while running.
+
+    Args:
+        network: The network being used (may be None, for example in unit tests of traces).
+        pipeline: The pipeline being used (may be None).
+        traces: The traces (or Schedulers of traces) given to the Estimator.
+        mode: The current execution mode ('train', 'eval', 'test', or None for warmup).
+        ds_id: The current dataset id ('' when each mode has a single dataset).
+        num_devices: How many accelerators training uses (the Estimator passes its backend's count).
+        log_steps: Log every n steps (0 disables train logging, None disables all logging).
+        total_epochs: How many epochs training is expected to run for.
+        train_steps_per_epoch: Cut training epochs short (or extend them) to this many steps; None to use all data.
+        eval_steps_per_epoch: Cut evaluation epochs short (or extend them) to this many steps; None to use all data.
+        eval_log_steps: The evaluation steps on which progress logs should be printed.
+        system_config: A description of the estimator's configuration, kept on the Summary.
+
+    Attributes:
+        mode: The current execution mode, None during warmup.
+        ds_id: The current dataset id.
+        exp_id: A unique 64-bit identifier of the current experiment.
+        global_step: How many training steps have elapsed (None before the first).
+        num_devices: How many accelerators training uses.
+        log_steps: Log every n steps (0 disables train logging, None disables all logging).
+        total_epochs: How many epochs training is expected to run for.
+        epoch_idx: The current epoch (counting from 1; 0 before training).
+        batch_idx: The current batch within the epoch (counting from 1; None before the first).
+        stop_training: Set it to True to end training early.
+        network: The network being used.
+        pipeline: The pipeline being used.
+        traces: The traces being used.
+        train_steps_per_epoch: The number of training steps per epoch, or None for all data.
+        eval_steps_per_epoch: The number of evaluation steps per epoch, or None for all data.
+        eval_log_steps_request: The evaluation steps on which the user wants progress logs.
+        eval_log_steps: The evaluation steps that will be logged this epoch, and the number of evaluation steps.
+        summary: Where experiment results are written (records only when named).
+        experiment_time: When the experiment started ('%Y%m%d-%H%M%S'), '' before `reset`.
+        custom_graphs: Extra graphs (lists of Summaries) too complicated for the primary history.
+
+    Example:
+        >>> system = System(network=None, pipeline=None, traces=[])
+        >>> system.reset(summary_name="exp")
+        >>> system.update_global_step(); system.write_summary("loss", 0.5)
+        >>> system.summary.history["train"]["loss"]
+        {1: 0.5}
+    """
+
+    mode: Optional[str]
+    ds_id: str
+    exp_id: int
+    global_step: Optional[int]
+    num_devices: int
+    log_steps: Optional[int]
+    total_epochs: int
+    epoch_idx: int
+    batch_idx: Optional[int]
+    stop_training: bool
+    network: Any
+    pipeline: Any
+    traces: List[Union[Any, "Scheduler[Any]"]]
+    train_steps_per_epoch: Optional[int]
+    eval_steps_per_epoch: Optional[int]
+    eval_log_steps_request: List[int]
+    eval_log_steps: Tuple[List[int], int]
+    summary: Summary
+    experiment_time: str
+    custom_graphs: Dict[str, List[Summary]]
+
+    def __init__(self,
+                 network: Any,
+                 pipeline: Any,
+                 traces: List[Union[Any, "Scheduler[Any]"]],
+                 mode: Optional[str] = None,
+                 ds_id: str = '',
+                 num_devices: int = 0,
+                 log_steps: Optional[int] = None,
+                 total_epochs: int = 0,
+                 train_steps_per_epoch: Optional[int] = None,
+                 eval_steps_per_epoch: Optional[int] = None,
+                 eval_log_steps: Sequence[int] = (),
+                 system_config: Any = None) -> None:
+        self.network = network
+        self.pipeline = pipeline
+        self.eval_log_steps_request = list(to_list(eval_log_steps))
+        self.eval_log_steps = ([], 0)
+        self.traces = traces
+        self.mode = mode
+        self.ds_id = ds_id
+        self.num_devices = num_devices
+        self.log_steps = log_steps
+        self.total_epochs = total_epochs
+        self.batch_idx = None
+        self.train_steps_per_epoch = train_steps_per_epoch
+        self.eval_steps_per_epoch = eval_steps_per_epoch
+        self.stop_training = False
+        self.summary = Summary(None, system_config)
+        self.experiment_time = ""
+        self.custom_graphs = {}
+        self._initialize_state()
+
+    @property
+    def steps_per_epoch(self) -> Optional[int]:
+        """The step limit of the current mode: `train_steps_per_epoch` in train, `eval_steps_per_epoch` in eval,
+        else None."""
+        if self.mode == "train":
+            return self.train_steps_per_epoch
+        if self.mode == "eval":
+            return self.eval_steps_per_epoch
+        return None
+
+    def _initialize_state(self) -> None:
+        self.global_step = None
+        self.epoch_idx = 0
+        self.exp_id = int.from_bytes(uuid.uuid1().bytes, byteorder="big", signed=True) >> 64
+
+    def update_global_step(self) -> None:
+        """Increment `global_step` (None becomes 1)."""
+        self.global_step = 1 if self.global_step is None else self.global_step + 1
+
+    def update_batch_idx(self) -> None:
+        """Increment `batch_idx` (None becomes 1)."""
+        self.batch_idx = 1 if self.batch_idx is None else self.batch_idx + 1
+
+    def reset(self, summary_name: Optional[str] = None, system_config: Any = None) -> None:
+        """Reset for a new round of training, with a new Summary, a new experiment id and time.
+
+        Args:
+            summary_name: The experiment's name; the Summary records only when it is not None.
+            system_config: A description of the estimator's configuration.
+        """
+        self.experiment_time = _timestamp()
+        self.mode = "train"
+        self.ds_id = ""
+        self._initialize_state()
+        self.batch_idx = None
+        self.stop_training = False
+        self.summary = Summary(summary_name, system_config)
+        self.custom_graphs = {}
+
+    def reset_for_test(self, summary_name: Optional[str] = None) -> None:
+        """Partially reset for a round of testing.
+
+        The epoch becomes `total_epochs` unless training was stopped early, previous test results are cleared from
+        the summary and custom graphs, and the summary keeps its name unless a new one is given.
+
+        Args:
+            summary_name: The experiment's name; None keeps the current one.
+        """
+        self.experiment_time = self.experiment_time or _timestamp()
+        self.mode = "test"
+        self.ds_id = ""
+        if not self.stop_training:
+            self.epoch_idx = self.total_epochs
+        self.stop_training = False
+        self.summary.name = summary_name or self.summary.name
+        self.summary.history.pop("test", None)
+        for graph_set in self.custom_graphs.values():
+            for graph in graph_set:
+                graph.history.pop("test", None)
+
+    def write_summary(self, key: str, value: Any) -> None:
+        """Record `value` under the current mode and `key` at the current global step (0 before the first step),
+        if the experiment is named.
+
+        Args:
+            key: The key to record.
+            value: The value to record.
+        """
+        if self.summary:
+            self.summary.history[self.mode][key][self.global_step or 0] = value
+
+    def add_graph(self, graph_name: str, graph: Union[Summary, List[Summary]]) -> None:
+        """Store custom summary graphs (replacing any stored under the same name).
+
+        Args:
+            graph_name: The graph's name.
+            graph: A Summary or a list of Summaries.
+        """
+        self.custom_graphs[graph_name] = [graph] if isinstance(graph, Summary) else list(graph)
+
+    # ------------------------------------------------------------------ checkpoints
+    def _models(self) -> List[Any]:
+        if self.network is None or not hasattr(self.network, "backend"):
+            return []
+        return list(getattr(self.network, "models", None) or [])
+
+    def _object_lists(self) -> List[Tuple[str, List[Any]]]:
+        lists = []
+        for entry, owner_name, attribute in OBJECT_LISTS:
+            owner = self if owner_name is None else getattr(self, owner_name)
+            items = getattr(owner, attribute, None) if owner is not None else None
+            lists.append((entry, to_list(items)))
+        return lists
+
+    def _datasets(self) -> Dict[str, Dict[str, Any]]:
+        data = getattr(self.pipeline, "data", None) if self.pipeline is not None else None
+        if not data:
+            return {}
+        return {mode: dict(sets) if isinstance(sets, Mapping) else {"": sets} for mode, sets in data.items()}
+
+    @staticmethod
+    def _is_native_dataset(dataset: Any) -> bool:
+        return any(backend.is_native_dataset(dataset) for backend in loaded_backends())
+
+    def _dataset_states(self, codec: "StateCodec") -> Dict[str, Dict[str, List[Dict[str, Any]]]]:
+        from fe_core.checkpoint.object_state import get_object_state, stateful_objects
+        return {
+            mode: {
+                ds_id: [{} if self._is_native_dataset(ds) else get_object_state(ds, codec)
+                        for ds in stateful_objects([dataset])]
+                for ds_id, dataset in sets.items()
+            }
+            for mode, sets in self._datasets().items()
+        }
+
+    def _save_models(self, directory: str) -> List["SavedModel"]:
+        from fe_core.checkpoint.checkpoint_dir import SavedModel
+        models = self._models()
+        saved = []
+        for index, model in enumerate(models):
+            save_optimizer = getattr(model, "optimizer", None) is not None
+            files = self.network.backend.save_model(model, directory, save_optimizer=save_optimizer)
+            saved.append(SavedModel(name=str(getattr(model, "model_name", f"model_{index}")),
+                                    files=[os.path.relpath(name, directory) if os.path.isabs(name) else str(name)
+                                           for name in to_list(files)],
+                                    optimizer=save_optimizer))
+        return saved
+
+    def save_state(self, save_dir: str) -> None:
+        """Save the training state (a checkpoint) into the directory `save_dir`.
+
+        The checkpoint holds the plain System attributes, the models' weights and optimizer states (written by the
+        network's backend in the framework's own format), the summary and custom graphs, the states of the traces,
+        network ops, slicers, postprocessing ops, pipeline ops and datasets (see
+        `fe_core.checkpoint.object_state.get_object_state`), and the python, numpy and backend random states. It is
+        JSON + numpy arrays, never a pickle of arbitrary objects.
+
+        The write is atomic: `save_dir` is replaced as a whole, so a crash while saving leaves the previous checkpoint
+        intact. `save_dir` must be new, empty, or an earlier checkpoint.
+
+        Args:
+            save_dir: The checkpoint directory.
+
+        Raises:
+            CheckpointEncodeError: If some state cannot be stored; the message names it (e.g. 'traces[2].history').
+            ValueError: If `save_dir` is a non-empty directory that is not a checkpoint.
+        """
+        from fe_core.checkpoint.checkpoint_dir import write_checkpoint
+        from fe_core.checkpoint.codec import StateCodec
+        from fe_core.checkpoint.object_state import get_object_states
+        from fe_core.checkpoint.rng_state import capture_rng_state
+        codec = StateCodec()
+        state: Dict[str, Any] = {"summary": self.summary, "custom_graphs": self.custom_graphs}
+        for entry, items in self._object_lists():
+            state[entry] = get_object_states(items, codec)
+        state["ds"] = self._dataset_states(codec)
+        state["rng"] = capture_rng_state()
+        system = {name: getattr(self, name) for name in PLAIN_ATTRIBUTES}
+        system["eval_log_steps"] = [list(self.eval_log_steps[0]), self.eval_log_steps[1]]
+        write_checkpoint(save_dir, system=system, state=state, save_models=self._save_models, codec=codec)
+
+    def _check_checkpoint(self, checkpoint: "Checkpoint") -> None:
+        from fe_core.checkpoint.object_state import check_object_states
+        from fe_core.checkpoint.rng_state import check_rng_state
+        where = checkpoint.directory
+        missing = [name for name in PLAIN_ATTRIBUTES if name not in checkpoint.system]
+        if missing:
+            raise ValueError(f"Checkpoint {where!r}: system.json lacks the attributes {missing}")
+        eval_log_steps = checkpoint.system["eval_log_steps"]
+        if not isinstance(eval_log_steps, list) or len(eval_log_steps) != 2 or not isinstance(eval_log_steps[0], list):
+            raise ValueError(f"Checkpoint {where!r}: system.json has a malformed eval_log_steps {eval_log_steps!r}")
+        expected_models = [str(getattr(m, "model_name", f"model_{i}")) for i, m in enumerate(self._models())]
+        saved_models = [model.name for model in checkpoint.models]
+        if saved_models != expected_models:
+            raise ValueError(f"Checkpoint {where!r} holds the models {saved_models}, but the network has "
+                             f"{expected_models}")
+        state = checkpoint.state
+        required = ["summary", "custom_graphs", "ds", "rng"] + [entry for entry, _, _ in OBJECT_LISTS]
+        missing = [name for name in required if name not in state]
+        if missing:
+            raise ValueError(f"Checkpoint {where!r}: state.json lacks the entries {missing}")
+        if not isinstance(state["summary"], Summary):
+            raise ValueError(f"Checkpoint {where!r}: 'summary' should be a Summary")
+        graphs = state["custom_graphs"]
+        if not isinstance(graphs, dict) or not all(
+                isinstance(g, list) and all(isinstance(s, Summary) for s in g) for g in graphs.values()):
+            raise ValueError(f"Checkpoint {where!r}: 'custom_graphs' should map names to lists of Summaries")
+        for entry, items in self._object_lists():
+            check_object_states(entry, items, state[entry], description=_DESCRIPTIONS[entry])
+        datasets = self._datasets()
+        if not isinstance(state["ds"], dict):
+            raise ValueError(f"Checkpoint {where!r}: 'ds' should be a dict of mode -> ds_id -> states")
+        for mode, sets in state["ds"].items():
+            if not isinstance(sets, dict):
+                raise ValueError(f"Checkpoint {where!r}: ds[{mode!r}] should be a dict of ds_id -> states")
+            unexpected = sorted(set(sets) - set(datasets.get(mode, {})))
+            if unexpected:
+                raise ValueError(f"Checkpoint {where!r} holds datasets for mode {mode!r} and ds_ids {unexpected} "
+                                 f"that the pipeline does not have (it has {sorted(datasets.get(mode, {}))})")
+            for ds_id, states in sets.items():
+                check_object_states(f"ds[{mode!r}][{ds_id!r}]", [datasets[mode][ds_id]], states,
+                                    description=f"datasets (mode {mode!r}, ds_id {ds_id!r})")
+        check_rng_state(state["rng"])
+
+    def load_state(self, load_dir: str) -> None:
+        """Restore the training state saved by `save_state`.
+
+        Everything is verified before anything is changed: the manifest (every file present with the recorded size
+        and sha256), the format and version, and that the checkpoint's models, traces, ops and datasets match the
+        in-memory ones. Then the System attributes, models (and optimizers where saved), summary, custom graphs,
+        object states and random states are restored. Decoding admits only plain data types (no pickle), so a
+        tampered checkpoint cannot make this import or run anything. If a save was interrupted between its two
+        renames, the previous checkpoint is read from its backup sibling (with a RuntimeWarning).
+
+        Args:
+            load_dir: The checkpoint directory.
+
+        Raises:
+            FileNotFoundError: If the directory or one of its files is missing.
+            ValueError: If a file is corrupt, the format is wrong, or the checkpoint does not fit this System's
+                network, traces, ops or pipeline (the message names what was expected and what was found).
+        """
+        from fe_core.checkpoint.checkpoint_dir import read_checkpoint
+        from fe_core.checkpoint.object_state import set_object_state, set_object_states, stateful_objects
+        from fe_core.checkpoint.rng_state import restore_rng_state
+        checkpoint = read_checkpoint(load_dir)
+        self._check_checkpoint(checkpoint)
+        saved = checkpoint.system
+        for name in PLAIN_ATTRIBUTES:
+            setattr(self, name, saved[name])
+        self.eval_log_steps_request = list(saved["eval_log_steps_request"] or [])
+        self.eval_log_steps = (list(saved["eval_log_steps"][0]), saved["eval_log_steps"][1])
+        for model, record in zip(self._models(), checkpoint.models):
+            self.network.backend.load_model(model, checkpoint.directory, load_optimizer=record.optimizer)
+        state = checkpoint.state
+        self.summary.name = state["summary"].name
+        self.summary.history = state["summary"].history
+        self.custom_graphs = state["custom_graphs"]
+        for entry, items in self._object_lists():
+            set_object_states(items, state[entry])
+        datasets = self._datasets()
+        for mode, sets in state["ds"].items():
+            for ds_id, states in sets.items():
+                for dataset, dataset_state in zip(stateful_objects([datasets[mode][ds_id]]), states):
+                    if not self._is_native_dataset(dataset):
+                        set_object_state(dataset, dataset_state)
+        restore_rng_state(state["rng"])
