@@ -1,0 +1,9 @@
+"""Traces: `Trace` and `PerDSTrace`, the Essential traces, the `Logger`, `sort_traces` and frequency parsing."""
+from fe_core.trace.essential import EvalEssential, TestEssential, TrainEssential
+from fe_core.trace.freq import Freq, parse_freq
+from fe_core.trace.logger import Logger
+from fe_core.trace.sort import sort_traces
+from fe_core.trace.trace import PER_DS_HOOKS, TRACE_HOOKS, PerDSTrace, Trace, implemented_hooks
+
+__all__ = ["Trace", "PerDSTrace", "implemented_hooks", "TRACE_HOOKS", "PER_DS_HOOKS", "TrainEssential",
+           "EvalEssential", "TestEssential", "Logger", "sort_traces", "Freq", "parse_freq"]

@@ -1,0 +1,205 @@
+"""The Essential traces: what every run records (monitored keys, speed, time, learning rates).
+
+The Estimator adds `TrainEssential`, `EvalEssential` and `TestEssential` itself (one per mode it runs), with the
+Estimator's `monitor_names` plus every trace's `fe_monitor_names`. Users never add them.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from time import perf_counter
+from typing import Any, DefaultDict, Dict, Iterable, List, Tuple, Union
+
+import numpy as np
+
+from fe_core.containers import to_set
+from fe_core.data import Data, DSData
+from fe_core.trace.trace import Trace
+
+__all__ = ["TrainEssential", "EvalEssential", "TestEssential"]
+
+
+def _sorted_names(monitor_names: Union[None, str, Iterable[str]]) -> List[str]:
+    return sorted(to_set(monitor_names))
+
+
+class TrainEssential(Trace):
+    """Collects the essential training information.
+
+    - on_begin: logs `num_device` and `logging_interval` (the System's `log_steps`).
+    - on every log step (`global_step % log_steps == 0` or `global_step == 1`, only when `log_steps` is truthy): logs
+      each monitored key present in the batch, and from step 2 on `steps/sec` (training steps per second since the
+      previous log step, time between epochs excluded). With a named dataset the keys are logged as `key|ds_id`.
+    - on_epoch_end (when `log_steps` is truthy): logs `epoch_time(sec)`.
+    - on_end: logs `total_time(sec)` and, for each model with an optimizer, `<model_name>_lr`; sets the System's mode
+      back to 'train' so the final log line reads as a training line.
+
+    Please don't add this trace to an Estimator yourself: the Estimator adds it.
+
+    Args:
+        monitor_names: Keys from the batch to log at each log step.
+    """
+
+    def __init__(self, monitor_names: Union[None, str, Iterable[str]]) -> None:
+        super().__init__(inputs=_sorted_names(monitor_names),
+                         mode="train",
+                         outputs=["num_device", "logging_interval", "steps/sec", "epoch_time(sec)", "total_time(sec)"])
+        now = perf_counter()
+        self._train_start = now
+        self._epoch_start = now
+        self._step_start = now
+        self._elapsed = 0.0  # training time since the last log step, carried over epoch boundaries
+        self._last_log_step = 0
+
+    def on_begin(self, data: Data) -> None:
+        now = perf_counter()
+        self._train_start = now
+        self._epoch_start = now
+        self._step_start = now
+        self._elapsed = 0.0
+        self._last_log_step = self.system.global_step or 0
+        data.write_with_log("num_device", self.system.num_devices)
+        data.write_with_log("logging_interval", self.system.log_steps)
+
+    def on_epoch_begin(self, data: Data) -> None:
+        if self.system.log_steps:
+            now = perf_counter()
+            self._epoch_start = now
+            self._step_start = now
+
+    def on_batch_end(self, data: Data) -> None:
+        system = self.system
+        log_steps = system.log_steps
+        if not log_steps:
+            return
+        step = system.global_step
+        if step % log_steps != 0 and step != 1:
+            return
+        if system.ds_id != "":
+            data = DSData(system.ds_id, data)
+        for key in self.inputs:
+            if key in data:
+                data.write_with_log(key, data[key])
+        now = perf_counter()
+        if step > 1:
+            elapsed = self._elapsed + (now - self._step_start)
+            if elapsed > 0:
+                data.write_with_log("steps/sec", round((step - self._last_log_step) / elapsed, 2))
+        self._elapsed = 0.0
+        self._last_log_step = step
+        self._step_start = now
+
+    def on_epoch_end(self, data: Data) -> None:
+        if self.system.log_steps:
+            now = perf_counter()
+            self._elapsed += now - self._step_start
+            data.write_with_log("epoch_time(sec)", round(now - self._epoch_start, 2))
+
+    def on_end(self, data: Data) -> None:
+        system = self.system
+        system.mode = "train"  # so the final log line and summary entries read as training
+        data.write_with_log("total_time(sec)", round(perf_counter() - self._train_start, 2))
+        network = system.network
+        if network is None:
+            return
+        for model in network.models:
+            if getattr(model, "current_optimizer", None) is not None:
+                data.write_with_log(f"{model.model_name}_lr", network.backend.get_lr(model))
+
+
+class _EpochMeanEssential(Trace):
+    """Collects monitored keys per dataset over an epoch and logs their means at the epoch's end."""
+
+    def __init__(self, monitor_names: Union[None, str, Iterable[str]], mode: str, outputs: List[str]) -> None:
+        super().__init__(inputs=_sorted_names(monitor_names), mode=mode, outputs=outputs)
+        self._results: DefaultDict[str, DefaultDict[str, List[Any]]] = defaultdict(lambda: defaultdict(list))
+
+    def on_epoch_begin(self, data: Data) -> None:
+        self._results = defaultdict(lambda: defaultdict(list))
+
+    def _collect(self, data: Data, ds_id: str) -> None:
+        results = self._results
+        for key in self.inputs:
+            if key in data:
+                results[key][ds_id].append(data[key])
+
+    def on_batch_end(self, data: Data) -> None:
+        self._collect(data, self.system.ds_id)
+
+    def on_epoch_end(self, data: Data) -> None:
+        for key, per_ds in self._results.items():
+            every: List[Any] = []
+            for ds_id, values in per_ds.items():
+                if ds_id != "":
+                    DSData(ds_id, data).write_with_log(key, self._mean(key, ds_id, values))
+                every.extend(values)
+            data.write_with_log(key, self._mean(key, None, every))
+
+    def _mean(self, key: str, ds_id: Union[None, str], values: List[Any]) -> Any:
+        try:
+            return np.mean(np.asarray(values), axis=0)
+        except (ValueError, TypeError) as err:
+            where = "all datasets" if ds_id is None else f"ds_id {ds_id!r}"
+            shapes = sorted({str(np.shape(value)) for value in values})
+            raise ValueError(f"{type(self).__name__} cannot average monitored key {key!r} over {where} in mode "
+                             f"{self.system.mode!r}, epoch {self.system.epoch_idx}: its values have shapes {shapes} "
+                             f"(each batch must give the same shape)") from err
+
+
+class EvalEssential(_EpochMeanEssential):
+    """Collects the essential evaluation information.
+
+    Each monitored key is gathered over every eval batch of the epoch, per dataset, and its mean is logged at
+    on_epoch_end: as `key|ds_id` for each named dataset, and as `key` over all datasets together. At the eval log
+    steps (`system.eval_log_steps[0]`, counted per dataset) it logs `steps/sec` from the second step on.
+
+    Please don't add this trace to an Estimator yourself: the Estimator adds it.
+
+    Args:
+        monitor_names: Keys to average over each eval epoch.
+
+    Example:
+        Batches giving loss 10 and 20 make the eval line show `loss: 15.0`.
+    """
+
+    def __init__(self, monitor_names: Union[None, str, Iterable[str]]) -> None:
+        super().__init__(monitor_names, mode="eval", outputs=["steps/sec"])
+        self._steps: DefaultDict[str, int] = defaultdict(int)
+        self._last_log: Dict[str, Tuple[int, float]] = {}  # ds_id -> (step, time) of its last timing point
+
+    def on_epoch_begin(self, data: Data) -> None:
+        super().on_epoch_begin(data)
+        self._steps = defaultdict(int)
+        self._last_log = {}
+
+    def on_batch_end(self, data: Data) -> None:
+        system = self.system
+        ds_id = system.ds_id
+        self._collect(data, ds_id)
+        step = self._steps[ds_id] + 1
+        self._steps[ds_id] = step
+        if step == 1:
+            self._last_log[ds_id] = (1, perf_counter())
+        elif step in system.eval_log_steps[0]:
+            now = perf_counter()
+            last_step, last_time = self._last_log[ds_id]
+            if now > last_time:
+                data.write_with_log("steps/sec", round((step - last_step) / (now - last_time), 2))
+            self._last_log[ds_id] = (step, now)
+
+
+class TestEssential(_EpochMeanEssential):
+    """Collects the essential test information.
+
+    Each monitored key is gathered over every test batch, per dataset, and its mean is logged at on_epoch_end: as
+    `key|ds_id` for each named dataset, and as `key` over all datasets together.
+
+    Please don't add this trace to an Estimator yourself: the Estimator adds it.
+
+    Args:
+        monitor_names: Keys to average over the test epoch.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, monitor_names: Union[None, str, Iterable[str]]) -> None:
+        super().__init__(monitor_names, mode="test", outputs=[])

@@ -1,0 +1,111 @@
+"""`Logger`: prints the run's log lines in the FastEstimator format and records every logged value in the Summary."""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, DefaultDict, List
+
+import numpy as np
+from natsort import humansorted
+
+from fe_core.data import Data
+from fe_core.summary.summary import ValWithError
+from fe_core.trace.trace import Trace
+
+__all__ = ["Logger"]
+
+
+def _sort_key(item: Any) -> str:
+    return item[0]
+
+
+class Logger(Trace):
+    """A Trace that prints log messages, in the exact FastEstimator 1.x format, to stdout.
+
+    Lines it prints (keys human-sorted, each value as numpy prints it):
+
+    ```
+    FastEstimator-Start: step: 1; logging_interval: 20; num_device: 0;
+    FastEstimator-Train: step: 20; ce: 0.73; steps/sec: 7.1;
+    FastEstimator-Train: step: 60; epoch: 1; epoch_time(sec): 8.1;
+    Eval Progress: 1/3;
+    FastEstimator-Eval: step: 60; epoch: 1; ce: 0.51;
+    FastEstimator-Finish: step: 60; model_lr: 0.001; total_time(sec): 9.3;
+    FastEstimator-Test: step: 60; epoch: 1; accuracy: 0.98;
+    ```
+
+    Train step lines appear at `global_step % log_steps == 0` and at step 1 (never when `log_steps` is 0); eval
+    progress lines at the eval log steps, with ` (ds_id)` after 'Eval Progress' for a named dataset. An array value
+    with more than one element is printed after the line as `\\nkey:\\n[...];`. Every logged value (and the epoch, on
+    epoch lines) is also written into the Summary through `system.write_summary`.
+
+    Please don't add this trace to an Estimator yourself: the Estimator adds it unless `log_steps` is None.
+
+    Its input '*' makes it run after every other trace; it reads only the logged values (`data.read_logs()`).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(inputs="*")
+        self._eval_steps: DefaultDict[str, int] = defaultdict(int)
+
+    def on_begin(self, data: Data) -> None:
+        if self.system.mode != "test":
+            self._print_message(f"FastEstimator-Start: step: {self.system.global_step or 1}; ", data)
+
+    def on_epoch_begin(self, data: Data) -> None:
+        if self.system.mode == "eval":
+            self._eval_steps = defaultdict(int)
+
+    def on_batch_end(self, data: Data) -> None:
+        system = self.system
+        mode = system.mode
+        if mode == "train":
+            log_steps = system.log_steps
+            if log_steps and (system.global_step % log_steps == 0 or system.global_step == 1):
+                self._print_message(f"FastEstimator-Train: step: {system.global_step}; ", data)
+        elif mode == "eval":
+            ds_id = system.ds_id
+            step = self._eval_steps[ds_id] + 1
+            self._eval_steps[ds_id] = step
+            log_steps, total = system.eval_log_steps
+            if step in log_steps:
+                ds_str = f" ({ds_id})" if ds_id else ""
+                self._print_message(f"Eval Progress{ds_str}: {step}/{total}; ", data)
+
+    def on_epoch_end(self, data: Data) -> None:
+        mode = self.system.mode
+        if mode == "train":
+            self._print_message(f"FastEstimator-Train: step: {self.system.global_step}; ", data, log_epoch=True)
+        elif mode == "eval":
+            self._print_message(f"FastEstimator-Eval: step: {self.system.global_step}; ", data, log_epoch=True)
+        elif mode == "test":
+            self._print_message(f"FastEstimator-Test: step: {self.system.global_step}; ", data, log_epoch=True)
+
+    def on_end(self, data: Data) -> None:
+        if self.system.mode != "test":
+            self._print_message(f"FastEstimator-Finish: step: {self.system.global_step}; ", data)
+
+    def _print_message(self, header: str, data: Data, log_epoch: bool = False) -> None:
+        """Print one log line and record the logged values in the System's Summary.
+
+        Args:
+            header: The start of the line ('FastEstimator-Train: step: 20; ').
+            data: The Data whose logged values (`read_logs`) are printed and recorded.
+            log_epoch: Whether to add (and record) the epoch.
+        """
+        system = self.system
+        parts = [header]
+        if log_epoch:
+            parts.append(f"epoch: {system.epoch_idx}; ")
+            system.write_summary("epoch", system.epoch_idx)
+        deferred: List[str] = []
+        for key, val in humansorted(data.read_logs().items(), key=_sort_key):
+            if isinstance(val, ValWithError):
+                parts.append(f"{key}: {str(val)}; ")
+            else:
+                val = np.asarray(val)
+                if val.size > 1:
+                    deferred.append(f"\n{key}:\n{np.array2string(val, separator=',')};")
+                else:
+                    parts.append(f"{key}: {str(val)}; ")
+            system.write_summary(key, val)
+        print("".join(parts).strip() + "".join(deferred))
