@@ -97,10 +97,11 @@ def test_blacklist_matches_everything_but_listed_ids():
     assert ds_id_matches({"!ds1", "!ds2"}, "ds3")
 
 
-def test_no_restriction_or_no_current_ds_id_matches():
+def test_no_restriction_matches_and_the_unnamed_dataset_matches_only_blacklists():
     assert ds_id_matches(set(), "ds1")
-    assert ds_id_matches({"ds1"}, "")
-    assert ds_id_matches({"!ds1"}, None)
+    assert ds_id_matches(set(), "")
+    assert not ds_id_matches({"ds1"}, "")
+    assert ds_id_matches({"!ds1"}, "")
 
 
 # ----- check_io_names -----

@@ -100,7 +100,8 @@ def test_ds_id_whitelist_and_blacklist():
     assert names(get_current_items(items, ds_id="ds2")) == ["not1", "anywhere", "both"]
     assert names(get_current_items(items, ds_id="ds3")) == ["not1", "anywhere"]
     assert names(get_current_items(items, ds_id=None)) == ["only1", "not1", "anywhere", "both"]
-    assert names(get_current_items(items, ds_id="")) == ["only1", "not1", "anywhere", "both"]
+    # '' is the unnamed dataset of a single-dataset mode: it runs blacklisted and unrestricted items only
+    assert names(get_current_items(items, ds_id="")) == ["not1", "anywhere"]
 
 
 def test_mode_and_ds_id_restrictions_combine():

@@ -87,8 +87,12 @@ def check_ds_id(ds_ids: Set[str]) -> Set[str]:
 
 
 def ds_id_matches(ds_ids: Set[str], ds_id: str) -> bool:
-    """Whether an item restricted to `ds_ids` runs on dataset `ds_id` (an empty restriction matches everything)."""
-    if not ds_ids or not ds_id:
+    """Whether an item restricted to `ds_ids` runs on dataset `ds_id`.
+
+    An empty restriction matches every dataset. The unnamed dataset `''` (a mode with a single, unnamed dataset)
+    matches blacklists ('!ds1') but no whitelist, as in FastEstimator.
+    """
+    if not ds_ids:
         return True
     first = next(iter(ds_ids))
     if first.startswith("!"):

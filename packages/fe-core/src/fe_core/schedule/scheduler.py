@@ -97,7 +97,7 @@ def _runs_in(item: Any, run_modes: set, ds_id: Optional[str]) -> bool:
         item_modes = getattr(item, "mode", None)
         if item_modes and not (item_modes & run_modes):
             return False
-    if ds_id:
+    if ds_id is not None:
         item_ds_ids = getattr(item, "ds_id", None)
         if item_ds_ids and not ds_id_matches(item_ds_ids, ds_id):
             return False
@@ -118,7 +118,7 @@ def get_current_items(items: Iterable[Union[T, Scheduler[T], None]],
         items: Items and schedulers of items.
         run_modes: The mode(s) to select for; None selects every mode.
         epoch: The epoch to resolve schedulers at; None takes every scheduled value.
-        ds_id: The dataset id to select for; None or '' selects every dataset.
+        ds_id: The dataset id to select for ('' is the unnamed dataset of a mode); None selects every dataset.
 
     Returns:
         The selected items, in their original order.

@@ -184,6 +184,7 @@ class System:
         self.experiment_time = self.experiment_time or _timestamp()
         self.mode = "test"
         self.ds_id = ""
+        self.batch_idx = None
         if not self.stop_training:
             self.epoch_idx = self.total_epochs
         self.stop_training = False

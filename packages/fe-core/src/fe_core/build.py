@@ -1,0 +1,86 @@
+"""`build`: create models with `model_fn` and compile them with optimizers through their backend."""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, List, Optional, Sequence, Union
+
+from fe_core.backend.registry import backend_for_model, framework_backends
+from fe_core.containers import to_list
+
+__all__ = ["build", "reset_build_count"]
+
+_build_count = 0
+
+
+def reset_build_count() -> None:
+    """Restart automatic model names at 'model' (mainly for tests)."""
+    global _build_count  # pylint: disable=global-statement
+    _build_count = 0
+
+
+def _default_names(count: int) -> List[str]:
+    global _build_count  # pylint: disable=global-statement
+    names = ["model" if _build_count + i == 0 else f"model{_build_count + i}" for i in range(count)]
+    _build_count += count
+    return names
+
+
+def _build_scopes(mixed_precision: bool) -> contextlib.ExitStack:
+    """Enter the build scope of every backend whose framework is loaded (mixed-precision policy, strategy scope)."""
+    stack = contextlib.ExitStack()
+    for backend in framework_backends():
+        stack.enter_context(backend.build_scope(mixed_precision))
+    return stack
+
+
+def build(model_fn: Callable[[], Any],
+          optimizer_fn: Union[None, str, Callable, Any, Sequence[Union[None, str, Callable, Any]]],
+          weights_path: Union[None, str, Sequence[Optional[str]]] = None,
+          model_name: Union[None, str, Sequence[str]] = None,
+          mixed_precision: bool = False) -> Any:
+    """Build model(s) and attach optimizer(s), names and precision settings.
+
+    Args:
+        model_fn: A no-argument function returning a model or a list of models (torch `nn.Module`s or Keras models).
+        optimizer_fn: One per model: an optimizer name ('adam', 'sgd', 'rmsprop', 'adadelta', 'adagrad', 'adamax'),
+            a function creating the optimizer (torch: taking the parameters; tf: taking nothing), None for a model
+            that is not trained, or a Scheduler of those.
+        weights_path: One per model: a file to load weights from, or None.
+        model_name: One per model; defaults to 'model', 'model1', ... counted across calls.
+        mixed_precision: Train in mixed precision (fp16 with loss scaling on GPUs, bf16 autocast on torch CPU).
+
+    Returns:
+        The model, or a list of models when `model_fn` returns several.
+
+    Raises:
+        ValueError: If the numbers of models, optimizers, weight paths and names differ, or a model belongs to no
+            installed backend.
+
+    Example:
+        >>> # model = build(model_fn=LeNet, optimizer_fn="adam")  # doctest: +SKIP
+    """
+    with _build_scopes(mixed_precision):
+        models = to_list(model_fn())
+    if not models:
+        raise ValueError("model_fn returned no model")
+    optimizers = to_list(optimizer_fn) if isinstance(optimizer_fn, (list, tuple)) else [optimizer_fn]
+    if optimizer_fn is None:
+        optimizers = [None] * len(models)
+    weights = to_list(weights_path) if isinstance(weights_path, (list, tuple)) else [weights_path] * (
+        1 if len(models) == 1 or weights_path is not None else len(models))
+    if weights_path is None:
+        weights = [None] * len(models)
+    names = to_list(model_name) if model_name is not None else _default_names(len(models))
+    counts = {"models": len(models), "optimizers": len(optimizers), "weights paths": len(weights),
+              "model names": len(names)}
+    if len(set(counts.values())) != 1:
+        raise ValueError("build() needs one optimizer, weights path and name per model; got " +
+                         ", ".join(f"{count} {what}" for what, count in counts.items()))
+    compiled = []
+    for model, optimizer, weight, name in zip(models, optimizers, weights, names):
+        backend = backend_for_model(model)
+        if backend is None:
+            raise ValueError(f"No installed backend recognises the model of type {type(model).__module__}."
+                             f"{type(model).__qualname__} returned by model_fn")
+        compiled.append(backend.compile_model(model, optimizer, weight, name, mixed_precision))
+    return compiled[0] if len(compiled) == 1 else compiled

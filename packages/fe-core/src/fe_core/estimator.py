@@ -1,0 +1,318 @@
+"""`Estimator`: the training loop (`fit`: warmup, then epochs of train and eval; `test`)."""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+
+from fe_core.containers import to_list, to_set
+from fe_core.data import Data, DSData
+from fe_core.schedule.scheduler import Scheduler, get_current_items, get_signature_epochs
+from fe_core.summary.summary import Summary
+from fe_core.summary.system import System
+from fe_core.trace import EvalEssential, Logger, PerDSTrace, TestEssential, Trace, TrainEssential, sort_traces
+from fe_core.trace import implemented_hooks
+
+__all__ = ["Estimator", "EarlyStop"]
+
+_ESSENTIALS = (TrainEssential, EvalEssential, TestEssential)
+
+
+class EarlyStop(Exception):
+    """Raised inside the loop when a trace sets `system.stop_training`; caught by the Estimator."""
+
+
+class _EpochPlan:
+    """What one (mode, epoch, ds_id) runs, resolved once: the trace hooks to call and the keys to move."""
+
+    __slots__ = ("traces", "batch_begin", "batch_end", "desired_keys", "pipeline_keys")
+
+    def __init__(self, traces: List[Trace], desired_keys: Optional[Set[str]], pipeline_keys: Optional[Set[str]]):
+        self.traces = traces
+        self.batch_begin = [t.on_batch_begin for t in traces if "on_batch_begin" in implemented_hooks(t)]
+        self.batch_end = [t.on_batch_end for t in traces if "on_batch_end" in implemented_hooks(t)]
+        self.desired_keys = desired_keys
+        self.pipeline_keys = pipeline_keys
+
+
+class Estimator:
+    """Trains and tests a Network on a Pipeline's data, calling Traces along the way.
+
+    Args:
+        pipeline: The data source.
+        network: The ops and models (from `fe.Network`).
+        epochs: How many epochs `fit` runs.
+        train_steps_per_epoch: Cut short (or extend, by repeating the data) every training epoch to this many steps;
+            None uses all the data.
+        eval_steps_per_epoch: The same for evaluation epochs.
+        traces: Traces (or Schedulers of traces) to run.
+        log_steps: Log training every this many steps (0: only epoch summaries; None: no logging at all).
+        eval_log_steps: The evaluation steps at which to print progress.
+        monitor_names: Extra keys to log (loss keys are logged anyway).
+
+    Example:
+        >>> # est = Estimator(pipeline=pipeline, network=network, epochs=2, traces=[Accuracy("y", "y_pred")])
+        >>> # est.fit()  # doctest: +SKIP
+    """
+
+    def __init__(self,
+                 pipeline: Any,
+                 network: Any,
+                 epochs: int,
+                 train_steps_per_epoch: Optional[int] = None,
+                 eval_steps_per_epoch: Optional[int] = None,
+                 traces: Union[None, Trace, Scheduler, Sequence[Union[Trace, Scheduler]]] = None,
+                 log_steps: Optional[int] = 100,
+                 eval_log_steps: Sequence[int] = (1, 100, 1000),
+                 monitor_names: Union[None, str, Iterable[str]] = None) -> None:
+        if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+            raise ValueError(f"Estimator epochs must be a positive integer, got {epochs!r}")
+        if log_steps is not None and (isinstance(log_steps, bool) or not isinstance(log_steps, int) or log_steps < 0):
+            raise ValueError(f"log_steps must be None or a non-negative integer, got {log_steps!r}")
+        for name, value in (("train_steps_per_epoch", train_steps_per_epoch),
+                            ("eval_steps_per_epoch", eval_steps_per_epoch)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be None or a positive integer, got {value!r}")
+        self.pipeline = pipeline
+        self.network = network
+        self.traces: List[Any] = to_list(traces)
+        for trace in get_current_items(self.traces):
+            if not isinstance(trace, Trace):
+                raise TypeError(f"Estimator traces must be Traces (or Schedulers of Traces), got "
+                                f"{type(trace).__name__}")
+        self.monitor_names: Set[str] = to_set(monitor_names)
+        self.traces_in_use: List[Any] = []
+        self.system = System(network=network,
+                             pipeline=pipeline,
+                             traces=self.traces,
+                             num_devices=network.backend.num_devices(),
+                             log_steps=log_steps,
+                             total_epochs=epochs,
+                             train_steps_per_epoch=train_steps_per_epoch,
+                             eval_steps_per_epoch=eval_steps_per_epoch,
+                             eval_log_steps=eval_log_steps)
+        self._sorted_cache: Dict[Tuple[str, Tuple[int, ...], Tuple[str, ...]], List[Trace]] = {}
+
+    # ------------------------------------------------------------------ public API
+    def fit(self, summary: Optional[str] = None, warmup: bool = True, eager: bool = False) -> Optional[Summary]:
+        """Train: warmup (unless disabled), then `epochs` epochs of training and evaluation.
+
+        Args:
+            summary: A name for the experiment; when given, the history is recorded and returned.
+            warmup: Run one step of every configuration first to catch mistakes before real training.
+            eager: Run TensorFlow ops eagerly instead of in a `tf.function` (ignored by torch).
+
+        Returns:
+            The Summary when `summary` is given, else None.
+        """
+        self.system.reset(summary_name=summary)
+        run_modes = {"train", "eval"}
+        self._prepare_traces(run_modes)
+        if warmup:
+            self._warmup(eager=eager)
+        self._start(run_modes, eager=eager)
+        return self.system.summary if self.system.summary else None
+
+    def test(self, summary: Optional[str] = None, eager: bool = False) -> Optional[Summary]:
+        """Run the test data through the network and traces once.
+
+        Args:
+            summary: A name for the experiment (defaults to the one given to `fit`).
+            eager: Run TensorFlow ops eagerly.
+
+        Returns:
+            The Summary when the experiment is named, else None.
+        """
+        self.system.reset_for_test(summary_name=summary)
+        self._prepare_traces({"test"})
+        self._start({"test"}, eager=eager)
+        return self.system.summary if self.system.summary else None
+
+    def get_scheduled_items(self, mode: str) -> List[Any]:
+        """Every item whose schedule shapes `mode`'s configurations (pipeline, network and traces)."""
+        return self.pipeline.get_scheduled_items(mode) + self.network.get_scheduled_items(mode) + self.traces_in_use
+
+    # ------------------------------------------------------------------ preparation
+    def _prepare_traces(self, run_modes: Set[str]) -> None:
+        self.traces_in_use = list(self.traces)
+        if self.system.log_steps is not None:
+            self.traces_in_use.append(Logger())
+        monitor_names = set(self.monitor_names) | self.network.get_loss_keys()
+        for trace in get_current_items(self.traces_in_use, run_modes):
+            monitor_names |= trace.fe_monitor_names
+        pipeline_modes = self.pipeline.get_modes()
+        essentials: List[Trace] = []
+        if "train" in run_modes and "train" in pipeline_modes:
+            essentials.append(TrainEssential(monitor_names=monitor_names))
+        if "eval" in run_modes and "eval" in pipeline_modes:
+            essentials.append(EvalEssential(monitor_names=monitor_names))
+        if "test" in run_modes and "test" in pipeline_modes:
+            essentials.append(TestEssential(monitor_names=monitor_names))
+        self.traces_in_use = essentials + self.traces_in_use
+        for trace in get_current_items(self.traces_in_use, run_modes):
+            trace.system = self.system
+        self._sorted_cache = {}
+
+    def _sorted_traces(self, mode: Optional[Union[str, Set[str]]], epoch: Optional[int],
+                       ds_ids: List[str]) -> List[Trace]:
+        traces = get_current_items(self.traces_in_use, run_modes=mode, epoch=epoch)
+        key = (str(sorted(to_set(mode))), tuple(id(t) for t in traces), tuple(ds_ids))
+        if key not in self._sorted_cache:
+            self._sorted_cache[key] = sort_traces(traces, ds_ids=ds_ids)
+        return self._sorted_cache[key]
+
+    def _plan(self, traces: List[Trace], mode: str, epoch: int, ds_id: str) -> _EpochPlan:
+        ds_traces = get_current_items(traces, run_modes=mode, epoch=epoch, ds_id=ds_id)
+        # '*' orders a trace after the others (it reads what they log); it asks for no batch key.
+        trace_inputs = {key for trace in ds_traces for key in trace.inputs if key != "*"}
+        needed, _, _, produced = self.network.get_keys(mode, epoch, ds_id, trace_inputs)
+        return _EpochPlan(ds_traces, trace_inputs, needed | (trace_inputs - produced))
+
+    # ------------------------------------------------------------------ warmup
+    def _warmup(self, eager: bool) -> None:
+        """Run one step of every distinct (mode, epoch, ds_id) configuration and check every key is produced."""
+        total_epochs = self.system.total_epochs
+        monitors_seen: Set[str] = set()
+        pipeline_modes = self.pipeline.get_modes()
+        for mode in ("train", "eval"):
+            if mode not in pipeline_modes:
+                continue
+            self.system.mode = mode
+            epochs_with_data = set(self.pipeline.get_epochs_with_data(total_epochs=total_epochs, mode=mode))
+            for epoch in get_signature_epochs(self.get_scheduled_items(mode), total_epochs, mode=mode):
+                if epoch not in epochs_with_data:
+                    continue
+                ds_ids = self.pipeline.get_ds_ids(epoch=epoch, mode=mode)
+                traces = self._sorted_traces(mode, epoch, ds_ids)
+                for ds_id in ds_ids:
+                    monitors_seen |= self._warmup_step(traces, mode, epoch, ds_id, ds_ids, eager)
+        unseen = self.monitor_names - monitors_seen
+        if unseen:
+            raise ValueError(f"monitor_names {sorted(unseen)} are not produced by the pipeline, the network or any "
+                             f"trace in any mode, epoch or ds_id")
+        self.system.mode = "train"
+
+    def _warmup_step(self, traces: List[Trace], mode: str, epoch: int, ds_id: str, ds_ids: List[str],
+                     eager: bool) -> Set[str]:
+        where = f"mode {mode!r}, epoch {epoch}, ds_id {ds_id!r}"
+        plan = self._plan(traces, mode, epoch, ds_id)
+        needed, _, _, _ = self.network.get_keys(mode, epoch, ds_id, plan.desired_keys)
+        with self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False, steps_per_epoch=1,
+                           output_keys=plan.pipeline_keys) as loader:
+            batch = next(iter(loader), None)
+        if batch is None:
+            return set()
+        missing = sorted(needed - set(batch))
+        if missing:
+            key = missing[0]
+            raise KeyError(f"{self._consumers_of(key, mode, epoch, ds_id)} read(s) key {key!r}, which is not produced "
+                           f"by the pipeline or an earlier op in {where} (pipeline provides {sorted(batch)}); "
+                           f"missing keys: {missing}")
+        with self.network(mode=mode, epoch=epoch, ds_id=ds_id, desired_output_keys=plan.desired_keys, warmup=True,
+                          eager=eager):
+            result = self.network.run_step(batch)
+        available = set(result)
+        trace_outputs = {key for trace in plan.traces for key in trace.get_outputs(ds_ids=ds_ids)}
+        for trace in plan.traces:
+            if isinstance(trace, _ESSENTIALS):
+                continue
+            for key in trace.inputs:
+                if key != "*" and key not in available and key not in trace_outputs:
+                    raise KeyError(f"Trace {type(trace).__name__} reads key {key!r}, which is not produced by the "
+                                   f"pipeline, the network or any trace in {where}; available keys: "
+                                   f"{sorted(available | trace_outputs)}")
+        sort_traces(plan.traces, ds_ids=ds_ids, available_outputs=available)  # strict: catches cycles
+        return available | trace_outputs
+
+    def _consumers_of(self, key: str, mode: str, epoch: int, ds_id: str) -> str:
+        consumers = []
+        for group, items in (("op", self.network.ops), ("pop", self.network.postprocessing),
+                             ("slicer", self.network.slicers)):
+            for item in get_current_items(items, mode, epoch, ds_id=ds_id):
+                reads = getattr(item, "inputs", None) or getattr(item, "slice_inputs", [])
+                if key in reads or key in getattr(item, "unslice_inputs", []):
+                    consumers.append(f"{group} {type(item).__name__}")
+        return ", ".join(consumers) or "The network"
+
+    # ------------------------------------------------------------------ the loop
+    def _start(self, run_modes: Set[str], eager: bool) -> None:
+        all_ds_ids = sorted({ds_id for mode in run_modes for ds_id in self.pipeline.get_ds_ids(
+            epoch=max(self.system.epoch_idx, 1), mode=mode)} if self.pipeline.get_modes() else set())
+        all_traces = self._sorted_traces(run_modes, None, all_ds_ids)
+        try:
+            self._run_hook(all_traces, "on_begin", Data())
+            if "test" in run_modes:
+                self.system.mode = "test"
+                self._run_epoch("test", eager)
+            else:
+                for epoch in range(self.system.epoch_idx + 1, self.system.total_epochs + 1):
+                    self.system.epoch_idx = epoch
+                    modes = self.pipeline.get_modes(epoch=epoch)
+                    if "train" in modes:
+                        self.system.mode = "train"
+                        self._run_epoch("train", eager)
+                    if "eval" in modes:
+                        self.system.mode = "eval"
+                        self._run_epoch("eval", eager)
+        except EarlyStop:
+            pass
+        finally:
+            self._run_hook(all_traces, "on_end", Data(), check_stop=False)
+
+    def _run_hook(self, traces: List[Trace], hook: str, data: Data, check_stop: bool = True) -> None:
+        for trace in traces:
+            if hook in implemented_hooks(trace):
+                getattr(trace, hook)(data)
+        if check_stop and self.system.stop_training:
+            raise EarlyStop()
+
+    def _run_epoch(self, mode: str, eager: bool) -> None:
+        system = self.system
+        epoch = system.epoch_idx
+        ds_ids = self.pipeline.get_ds_ids(epoch=epoch, mode=mode)
+        traces = self._sorted_traces(mode, epoch, ds_ids)
+        system.batch_idx = None
+        self._run_hook(traces, "on_epoch_begin", Data())
+        end_data = Data()
+        steps = system.train_steps_per_epoch if mode == "train" else system.eval_steps_per_epoch if mode == "eval" \
+            else None
+        for ds_id in ds_ids:
+            system.ds_id = ds_id
+            plan = self._plan(traces, mode, epoch, ds_id)
+            per_ds = [trace for trace in plan.traces if isinstance(trace, PerDSTrace)]
+            if mode == "eval":
+                total = self.pipeline.get_num_steps(mode=mode, epoch=epoch, ds_id=ds_id, steps_per_epoch=steps)
+                requested = system.eval_log_steps_request
+                system.eval_log_steps = (list(requested) if total is None else
+                                         [step for step in requested if step <= total], total)
+            for trace in per_ds:
+                trace.on_ds_begin(Data())
+            with self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, steps_per_epoch=steps,
+                               output_keys=plan.pipeline_keys) as loader, \
+                    self.network(mode=mode, epoch=epoch, ds_id=ds_id, desired_output_keys=plan.desired_keys,
+                                 eager=eager):
+                self._run_batches(loader, plan, mode)
+            ds_data = DSData(ds_id, end_data) if ds_id else end_data
+            for trace in per_ds:
+                trace.on_ds_end(ds_data)
+        system.ds_id = ""
+        self._run_hook(traces, "on_epoch_end", end_data)
+
+    def _run_batches(self, loader: Iterable[Dict[str, Any]], plan: _EpochPlan, mode: str) -> None:
+        system = self.system
+        run_step = self.network.run_step
+        begin_hooks, end_hooks = plan.batch_begin, plan.batch_end
+        train = mode == "train"
+        for batch in loader:
+            system.update_batch_idx()
+            if train:
+                system.update_global_step()
+            if begin_hooks:
+                begin_data = Data(batch)
+                for hook in begin_hooks:
+                    hook(begin_data)
+            result = run_step(batch)
+            if end_hooks:
+                data = Data(result)
+                for hook in end_hooks:
+                    hook(data)
+            if system.stop_training:
+                raise EarlyStop()

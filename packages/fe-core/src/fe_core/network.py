@@ -1,0 +1,481 @@
+"""`BaseNetwork`: runs the TensorOps of one step, framework-free; backends subclass it.
+
+Per (mode, epoch, ds_id) the network resolves, once, which ops, postprocessing ops (pops) and slicers run, which keys
+it needs from the pipeline, which of those go to the device, and which predictions it returns. Per step it only
+runs the ops. Predictions come back as framework tensors and are converted to numpy lazily, the first time a trace
+or pop reads them, so a loss nobody logs this step is never copied off the device.
+"""
+from __future__ import annotations
+
+import threading
+from typing import (Any, Dict, Iterable, Iterator, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple,
+                    Union, overload)
+
+from fe_core.backend.registry import backend_for_model, get_backend
+from fe_core.containers import filter_nones, to_list
+from fe_core.op.numpyop.numpyop import NumpyOp
+from fe_core.op.op import Op
+from fe_core.op.tensorop.tensorop import TensorOp
+from fe_core.schedule.scheduler import Scheduler, get_current_items
+
+__all__ = ["BaseNetwork", "PredictionBatch", "make_network", "collect_models"]
+
+OpList = Union[None, Op, Scheduler, Sequence[Union[None, Op, Scheduler]]]
+
+
+class PredictionBatch(MutableMapping[str, Any]):
+    """A batch (numpy) overlaid with predictions (framework tensors) that become numpy on first read.
+
+    Args:
+        batch: The input batch (numpy arrays).
+        predictions: The network's outputs as framework tensors.
+        to_numpy: Converts one framework value to numpy.
+    """
+
+    __slots__ = ("_batch", "_pending", "_to_numpy")
+
+    def __init__(self, batch: MutableMapping[str, Any], predictions: Dict[str, Any], to_numpy: Any) -> None:
+        self._batch = batch
+        self._pending = predictions
+        self._to_numpy = to_numpy
+
+    def __getitem__(self, key: str) -> Any:
+        pending = self._pending
+        if key in pending:
+            value = self._to_numpy(pending.pop(key))
+            self._batch[key] = value
+            return value
+        return self._batch[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._pending or key in self._batch
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._pending.pop(key, None)
+        self._batch[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        found = self._pending.pop(key, _MISSING) is not _MISSING
+        if key in self._batch:
+            del self._batch[key]
+            found = True
+        if not found:
+            raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._pending
+        for key in self._batch:
+            if key not in self._pending:
+                yield key
+
+    def __len__(self) -> int:
+        return len(set(self._pending) | set(self._batch))
+
+    def materialize(self) -> Dict[str, Any]:
+        """Convert every pending prediction and return a plain dict."""
+        return {key: self[key] for key in list(self)}
+
+
+_MISSING = object()
+
+
+def collect_models(ops: Iterable[Any]) -> List[Any]:
+    """The distinct models used by `ops` (schedulers expanded), in order of first use."""
+    models: List[Any] = []
+    seen: Set[int] = set()
+    for op in get_current_items(to_list(ops)):
+        for model in sorted(op.get_fe_models(), key=lambda m: getattr(m, "model_name", "")) if isinstance(
+                op, TensorOp) else []:
+            if id(model) not in seen:
+                seen.add(id(model))
+                models.append(model)
+    return models
+
+
+class BaseNetwork:
+    """The framework-free part of a Network: key resolution, op execution, slicing and postprocessing.
+
+    Backends subclass it and implement `_run_step` (run `self.run_ops` on device tensors and return predictions); they
+    may override `_begin_epoch` / `_end_epoch` to prepare per-epoch resources.
+
+    Args:
+        target_type: The backend name ('torch', 'tf', or a registered test backend).
+        device: The backend's device (None to ask the backend for its default).
+        ops: TensorOps (or Schedulers of them) run on every step.
+        postprocessing: NumpyOps run on the numpy batch after the ops (and after un-slicing).
+        slicers: Slicers cutting each batch into minibatches for the ops.
+
+    Raises:
+        ValueError: For a mix of mixed-precision and full-precision models, or unsupported pops.
+        TypeError: When an op, pop or slicer is of the wrong kind.
+    """
+
+    def __init__(self,
+                 target_type: str,
+                 device: Any,
+                 ops: OpList,
+                 postprocessing: OpList = None,
+                 slicers: Any = None) -> None:
+        self.backend = get_backend(target_type)
+        self.target_type = target_type
+        self.device = device if device is not None else self.backend.default_device()
+        self.ops: List[Any] = filter_nones(to_list(ops))
+        self.postprocessing: List[Any] = filter_nones(to_list(postprocessing))
+        self.slicers: List[Any] = filter_nones(to_list(slicers))
+        self._verify_inputs()
+        for op in get_current_items(self.ops):
+            op.build(framework=self.target_type, device=self.device)
+        self.models = collect_models(self.ops)
+        precisions = {bool(getattr(model, "mixed_precision", False)) for model in self.models}
+        if len(precisions) > 1:
+            raise ValueError("Cannot mix full precision and mixed-precision models in one Network: " + ", ".join(
+                f"{getattr(m, 'model_name', m)}={bool(getattr(m, 'mixed_precision', False))}" for m in self.models))
+        self.mixed_precision = precisions == {True}
+        self.ctx_lock = threading.Lock()
+        self._clear_ctx()
+
+    # ------------------------------------------------------------------ construction checks
+    def _verify_inputs(self) -> None:
+        from fe_core.op.numpyop import Batch, RemoveIf  # pylint: disable=import-outside-toplevel
+        from fe_core.slicer import Slicer  # pylint: disable=import-outside-toplevel
+        for op in get_current_items(self.ops):
+            if not isinstance(op, TensorOp):
+                raise TypeError(f"Network ops must be TensorOps, got {type(op).__name__} ({op!r})")
+        for op in get_current_items(self.postprocessing):
+            if not isinstance(op, NumpyOp):
+                raise TypeError(f"Network postprocessing ops must be NumpyOps, got {type(op).__name__}")
+            if isinstance(op, RemoveIf):
+                raise ValueError("Filtering (RemoveIf) is not supported in network postprocessing")
+            if isinstance(op, Batch):
+                raise ValueError("Postprocessing data is already batched, so Batch is not supported there")
+        for slicer in get_current_items(self.slicers):
+            if not isinstance(slicer, Slicer):
+                raise TypeError(f"Network slicers must be Slicers, got {type(slicer).__name__}")
+
+    def _clear_ctx(self) -> None:
+        self.ctx_mode: Optional[str] = None
+        self.ctx_epoch: int = 0
+        self.ctx_ds_id: str = ""
+        self.ctx_inputs: Set[str] = set()
+        self.ctx_gpu_inputs: List[str] = []
+        self.ctx_outputs: Set[str] = set()
+        self.ctx_ops: List[TensorOp] = []
+        self.ctx_postprocessing: List[NumpyOp] = []
+        self.ctx_slicers: List[Any] = []
+        self.ctx_models: List[Any] = []
+        self.ctx_state: Dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ queries
+    def get_scheduled_items(self, mode: str) -> List[Any]:
+        """Items whose schedules matter for `mode` (ops, optimizers in train, pops, slicers)."""
+        items = list(self.ops)
+        if mode == "train":
+            items += [getattr(model, "optimizer", None) for model in self.models]
+        return items + list(self.postprocessing) + list(self.slicers)
+
+    def get_loss_keys(self) -> Set[str]:
+        """The keys of every loss an op updates a model with (all epochs and modes)."""
+        keys: Set[str] = set()
+        for op in get_current_items(self.ops):
+            keys |= op.get_fe_loss_keys()
+        return keys
+
+    def get_keys(self, mode: str, epoch: int, ds_id: str = "",
+                 desired_keys: Optional[Set[str]] = None) -> Tuple[Set[str], List[str], Set[str], Set[str]]:
+        """Resolve the network's keys for one (mode, epoch, ds_id).
+
+        Args:
+            mode: The mode.
+            epoch: The epoch.
+            ds_id: The dataset id.
+            desired_keys: The keys traces want (None: every key the ops and pops produce).
+
+        Returns:
+            (pipeline keys the network needs, keys that go to the device, keys the ops return, every key the network
+            produces including pops').
+
+        Raises:
+            ValueError: If slicers are used and a wanted key was sliced or produced by a TensorOp but is never
+                un-sliced.
+        """
+        slicers = get_current_items(self.slicers, mode, epoch, ds_id=ds_id)
+        ops = get_current_items(self.ops, mode, epoch, ds_id=ds_id)
+        pops = get_current_items(self.postprocessing, mode, epoch, ds_id=ds_id)
+        needed: Set[str] = set()
+        slice_inputs: Set[str] = set()
+        unslice_inputs: Set[str] = set()
+        for slicer in slicers:
+            slice_inputs.update(slicer.slice_inputs)
+            unslice_inputs.update(slicer.unslice_inputs)
+        needed |= slice_inputs
+        device_inputs: List[str] = []
+        op_produced: Set[str] = set()
+        for op in ops:
+            for key in op.inputs:
+                if key not in op_produced and key not in device_inputs:
+                    device_inputs.append(key)
+            op_produced.update(op.outputs)
+        needed.update(device_inputs)
+        needed |= unslice_inputs - op_produced
+        produced = set(op_produced)
+        pop_inputs: Set[str] = set()  # keys pops read before any pop produced them
+        pop_produced: Set[str] = set()
+        for op in pops:
+            for key in op.inputs:
+                if key not in produced:
+                    needed.add(key)
+                if key not in pop_produced:
+                    pop_inputs.add(key)
+            produced.update(op.outputs)
+            pop_produced.update(op.outputs)
+        outputs = set(op_produced)
+        if desired_keys is not None:
+            outputs = (outputs & set(desired_keys)) | (pop_inputs & op_produced)
+        if slicers:
+            wanted = set(desired_keys) if desired_keys is not None else set(produced)
+            wanted |= pop_inputs
+            # Keys produced by pops are computed after un-slicing, so they never need un-slicing.
+            must_unslice = (wanted & (slice_inputs | op_produced)) - unslice_inputs
+            if must_unslice:
+                raise ValueError(f"Since you are using Slicers, you must say how these keys are un-sliced in mode "
+                                 f"{mode!r}, epoch {epoch}, ds_id {ds_id!r}: {sorted(must_unslice)}")
+        return needed, device_inputs, outputs, produced
+
+    # ------------------------------------------------------------------ epoch context
+    def __call__(self,
+                 mode: str,
+                 epoch: int,
+                 ds_id: str = "",
+                 desired_output_keys: Optional[Set[str]] = None,
+                 warmup: bool = False,
+                 eager: bool = False) -> "BaseNetwork":
+        """Configure the network for one (mode, epoch, ds_id); use the result as a context manager.
+
+        Example:
+            >>> # with network(mode="train", epoch=1, ds_id=""):  # doctest: +SKIP
+            >>> #     prediction = network.run_step(batch)
+        """
+        if not self.ctx_lock.acquire(blocking=False):
+            raise ValueError("You cannot configure a Network while it is in use (it is already inside a `with`).")
+        try:
+            self.ctx_inputs, self.ctx_gpu_inputs, self.ctx_outputs, _ = self.get_keys(mode, epoch, ds_id,
+                                                                                      desired_output_keys)
+            self.ctx_ops = get_current_items(self.ops, mode, epoch, ds_id=ds_id)
+            self.ctx_postprocessing = get_current_items(self.postprocessing, mode, epoch, ds_id=ds_id)
+            self.ctx_slicers = get_current_items(self.slicers, mode, epoch, ds_id=ds_id)
+            if self.ctx_slicers:
+                from fe_core.slicer import sanity_assert_slicers  # pylint: disable=import-outside-toplevel
+                sanity_assert_slicers(self.ctx_slicers)
+            self.ctx_models = collect_models(self.ctx_ops)
+            gradient_ops = [op for op in self.ctx_ops if op.fe_retain_graph() is not None]
+            for index, op in enumerate(gradient_ops):
+                op.fe_retain_graph(index != len(gradient_ops) - 1)
+            self.ctx_mode, self.ctx_epoch, self.ctx_ds_id = mode, epoch, ds_id
+            self.ctx_state = {
+                "warmup": warmup,
+                "mode": mode,
+                "req_grad": bool(gradient_ops),
+                "epoch": epoch,
+                "ds_id": ds_id,
+                "deferred": {},
+                "eager": eager,
+            }
+            for model in self.ctx_models:
+                optimizer = getattr(model, "optimizer", None)
+                if isinstance(optimizer, Scheduler):
+                    model.current_optimizer = optimizer.get_current_value(epoch)
+                else:
+                    model.current_optimizer = optimizer
+            self._begin_epoch()
+        except BaseException:
+            self._clear_ctx()
+            raise
+        finally:
+            self.ctx_lock.release()
+        return self
+
+    def __enter__(self) -> "BaseNetwork":
+        if not self.ctx_lock.acquire(blocking=False):
+            raise ValueError("This network is already in use.")
+        if not self.ctx_state:
+            self.ctx_lock.release()
+            raise ValueError("Configure the network before entering it: `with network(mode, epoch, ds_id):`")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self._end_epoch()
+        finally:
+            self._clear_ctx()
+            self.ctx_lock.release()
+
+    def _begin_epoch(self) -> None:
+        """Backend hook: called after the epoch context is resolved."""
+
+    def _end_epoch(self) -> None:
+        """Backend hook: called when the epoch context is left."""
+
+    # ------------------------------------------------------------------ stepping
+    def run_ops(self, store: MutableMapping[str, Any], state: Dict[str, Any]) -> None:
+        """Run this epoch's ops on `store` (framework tensors), then any deferred updates.
+
+        Backends call this inside their `_run_step` (under their gradient tape, autocast, tf.function, ...).
+        """
+        op = None
+        try:
+            for op in self.ctx_ops:
+                if op.in_list:
+                    data = [store[key] for key in op.inputs]
+                else:
+                    data = store[op.inputs[0]]
+                result = op.forward(data, state)
+                outputs = op.outputs
+                if outputs:
+                    if op.out_list:
+                        if len(result) != len(outputs):
+                            raise ValueError(f"{type(op).__name__} declares outputs {outputs} but returned "
+                                             f"{len(result)} value(s)")
+                        for key, value in zip(outputs, result):
+                            store[key] = value
+                    else:
+                        store[outputs[0]] = result
+                deletes = getattr(op, "fe_deletes", None)
+                if deletes:
+                    for key in deletes:
+                        store.pop(key, None)
+        except KeyError as error:
+            raise KeyError(f"{type(op).__name__} (inputs {op.inputs}) could not find key {error.args[0]!r} in mode "
+                           f"{state.get('mode')!r}, epoch {state.get('epoch')}, ds_id {state.get('ds_id')!r}; "
+                           f"available keys: {sorted(store)}") from None
+        deferred = state["deferred"]
+        if deferred:
+            for functions in deferred.values():
+                for function in functions:
+                    function()
+            deferred.clear()
+
+    def _run_step(self, batch: Dict[str, Any]) -> Dict[str, Any]:
+        """Backend hook: run the ops on the device inputs in `batch` (numpy) and return the predictions named in
+        `self.ctx_outputs` as (detached) framework tensors."""
+        raise NotImplementedError
+
+    def _device_batch(self, batch: Mapping[str, Any]) -> Dict[str, Any]:
+        try:
+            return {key: batch[key] for key in self.ctx_gpu_inputs}
+        except KeyError as error:
+            readers = [type(op).__name__ for op in self.ctx_ops if error.args[0] in op.inputs]
+            raise KeyError(f"{', '.join(readers)} read(s) key {error.args[0]!r}, which the batch does not have in "
+                           f"mode {self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}; batch keys: "
+                           f"{sorted(batch)}") from None
+
+    def run_step(self, batch: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        """Run one step (slicers, ops, un-slicing, postprocessing) on a numpy batch.
+
+        Must be called inside `with network(mode, epoch, ds_id):`. The result maps the input keys and the
+        predictions (numpy on first read) and may reuse `batch`.
+        """
+        if not self.ctx_state:
+            raise ValueError("Call run_step inside `with network(mode=..., epoch=..., ds_id=...):`")
+        if self.ctx_slicers:
+            from fe_core.slicer import forward_slicers, reverse_slicers  # pylint: disable=import-outside-toplevel
+            to_numpy = self.backend.to_numpy
+            results = []
+            for minibatch in forward_slicers(self.ctx_slicers, batch):
+                predictions = self._run_step(self._device_batch(minibatch))
+                merged = dict(minibatch)
+                merged.update({key: to_numpy(value) for key, value in predictions.items()})
+                results.append(merged)
+            result: MutableMapping[str, Any] = dict(reverse_slicers(self.ctx_slicers, results, batch))
+        else:
+            result = PredictionBatch(batch, self._run_step(self._device_batch(batch)), self.backend.to_numpy)
+        state = self.ctx_state
+        for op in self.ctx_postprocessing:
+            data = [result[key] for key in op.inputs] if op.in_list else result[op.inputs[0]]
+            output = op.forward_batch(data, state)
+            if op.outputs:
+                if op.out_list:
+                    for key, value in zip(op.outputs, output):
+                        result[key] = value
+                else:
+                    result[op.outputs[0]] = output
+        return result
+
+    # ------------------------------------------------------------------ inference
+    @overload
+    def transform(self, data: Dict[str, Any], mode: str, epoch: int = 1, ds_id: str = "") -> Dict[str, Any]:
+        ...
+
+    @overload
+    def transform(self, data: Any, mode: str, epoch: int = 1, ds_id: str = "") -> List[Dict[str, Any]]:
+        ...
+
+    def transform(self, data: Any, mode: str, epoch: int = 1, ds_id: str = "") -> Any:
+        """Run the network on one batch (a dict), a list of batches, or every batch of a Pipeline.
+
+        Args:
+            data: A dict of numpy arrays (one batch), a list of such dicts, or a Pipeline.
+            mode: The mode to run the ops of ('train', 'eval', 'test', 'infer').
+            epoch: The epoch whose schedules apply.
+            ds_id: The dataset id.
+
+        Returns:
+            The prediction dict overlaid on the input (numpy), or a list of them. No weights change: updates are
+            run as in warmup.
+        """
+        from fe_core.pipeline import Pipeline  # pylint: disable=import-outside-toplevel
+        results = []
+        with self(mode=mode, epoch=epoch, ds_id=ds_id, warmup=True, eager=isinstance(data, dict)):
+            if isinstance(data, Pipeline):
+                with data(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False) as loader:
+                    for batch in loader:
+                        results.append(self._materialize(self.run_step(dict(batch))))
+            else:
+                for batch in to_list(data):
+                    results.append(self._materialize(self.run_step(dict(batch))))
+        return results[0] if isinstance(data, dict) else results
+
+    @staticmethod
+    def _materialize(result: MutableMapping[str, Any]) -> Dict[str, Any]:
+        if isinstance(result, PredictionBatch):
+            return result.materialize()
+        return dict(result)
+
+
+def make_network(ops: OpList,
+                 pops: OpList = None,
+                 slicers: Any = None,
+                 default_backend: Optional[str] = None) -> BaseNetwork:
+    """Create the Network of whichever backend owns the models in `ops`.
+
+    Args:
+        ops: The TensorOps (the models are found in them).
+        pops: Postprocessing NumpyOps.
+        slicers: Slicers.
+        default_backend: The backend to use when `ops` contain no model.
+
+    Raises:
+        ValueError: If models of different frameworks are mixed, model names collide (case-insensitively, as file
+            systems may), a model belongs to no known backend, or there is no model and no default backend.
+    """
+    models = collect_models(filter_nones(to_list(ops)))
+    backends = {}
+    names: Dict[str, str] = {}
+    for model in models:
+        backend = backend_for_model(model)
+        if backend is None:
+            raise ValueError(f"No installed backend recognises model {getattr(model, 'model_name', model)!r} of type "
+                             f"{type(model).__module__}.{type(model).__qualname__}")
+        backends[backend.name] = backend
+        name = str(getattr(model, "model_name", ""))
+        if name.lower() in names:
+            raise ValueError(f"Model names must be unique (case-insensitive): {names[name.lower()]!r} and {name!r}")
+        names[name.lower()] = name
+    if len(backends) > 1:
+        raise ValueError("A Network cannot mix frameworks; found models of: " + ", ".join(sorted(backends)))
+    if backends:
+        backend = next(iter(backends.values()))
+    elif default_backend is not None:
+        backend = get_backend(default_backend)
+    else:
+        raise ValueError("The Network's ops contain no model and no default backend was given")
+    return backend.make_network(ops, pops, slicers)

@@ -1,0 +1,71 @@
+"""`RemoveIf` and `FilteredData`: dropping samples (or batches) from the Pipeline."""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+
+from fe_core.op.numpyop.numpyop import NumpyOp
+
+__all__ = ["FilteredData", "RemoveIf"]
+
+
+class FilteredData:
+    """Returned by a NumpyOp's forward to tell the Pipeline to drop the current sample (or, after Batch, the batch).
+
+    Any NumpyOp may return it, not only `RemoveIf`.
+
+    Args:
+        replacement: Whether the epoch keeps its length by drawing another sample in place of the dropped one (True)
+            or becomes shorter (False).
+    """
+
+    __slots__ = ("replacement",)
+
+    def __init__(self, replacement: bool = True) -> None:
+        self.replacement = replacement
+
+    def __repr__(self) -> str:
+        return f"FilteredData(replacement={self.replacement})"
+
+
+class RemoveIf(NumpyOp):
+    """Drop a sample from the Pipeline when `fn(*values_of_inputs)` is true.
+
+    Before `Batch` it judges single samples; after `Batch` it judges (and drops) whole batches. Batches stay full
+    either way: dropped samples are replaced by the next ones.
+
+    Args:
+        fn: Receives one positional argument per input key and returns whether to drop the sample.
+        replacement: True keeps the epoch's number of batches by drawing extra samples (data repeats only after the
+            whole epoch's data was seen); False makes the epoch shorter by the number of dropped samples.
+        inputs: Key(s) `fn` reads.
+        mode: Mode(s) to run in.
+        ds_id: Dataset id(s) to run on.
+
+    Example:
+        >>> op = RemoveIf(fn=lambda y: y == 3, inputs="y")
+        >>> op.forward([3], {}), op.forward([1], {})
+        (FilteredData(replacement=True), None)
+    """
+
+    def __init__(self,
+                 fn: Callable[..., bool],
+                 replacement: bool = True,
+                 inputs: Union[None, str, Iterable[str]] = None,
+                 mode: Union[None, str, Iterable[str]] = None,
+                 ds_id: Union[None, str, Iterable[str]] = None) -> None:
+        super().__init__(inputs=inputs, mode=mode, ds_id=ds_id)
+        if not callable(fn):
+            raise TypeError(f"RemoveIf fn must be callable, got {type(fn).__name__}")
+        self.filter_fn = fn
+        self.replacement = bool(replacement)
+        self.in_list = True
+        self._filtered = FilteredData(self.replacement)
+
+    def forward(self, data: List[Any], state: Dict[str, Any]) -> Optional[FilteredData]:
+        return self._filtered if self.filter_fn(*data) else None
+
+    def forward_batch(self, data: List[Any], state: Dict[str, Any]) -> Optional[FilteredData]:
+        return self._filtered if self.filter_fn(*data) else None
+
+    def __repr__(self) -> str:
+        return f"RemoveIf(fn={getattr(self.filter_fn, '__name__', self.filter_fn)}, inputs={self.inputs})"

@@ -1,0 +1,78 @@
+"""`Op`, the unit of work of the Pipeline (NumpyOp) and the Network (TensorOp).
+
+An op reads `inputs` keys, writes `outputs` keys, and runs only in its `mode`(s) and `ds_id`(s). When `inputs` is a
+single string, `forward` receives that one value; when it is a list or tuple (even of one key), `forward` receives a
+list. The same holds for what `forward` returns and `outputs`.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Iterable, List, MutableMapping, Set, Union
+
+from fe_core.containers import to_list, to_set
+from fe_core.modes import check_ds_id, check_io_names, parse_modes
+
+__all__ = ["Op", "get_inputs_by_op", "write_outputs_by_op"]
+
+
+class Op:
+    """The base class of every op.
+
+    Args:
+        inputs: Key(s) to read. A string gives `forward` one value; a list/tuple gives it a list.
+        outputs: Key(s) to write. A string means `forward` returns one value; a list/tuple means a list.
+        mode: Mode(s) to run in ('train', 'eval', 'test', 'infer', '!train', ...); None runs in every mode.
+        ds_id: Dataset id(s) to run on ('ds1', '!ds1', ...); None runs on every dataset.
+
+    Attributes:
+        in_list: Whether `forward` receives a list.
+        out_list: Whether `forward` returns a list.
+    """
+
+    def __init__(self,
+                 inputs: Union[None, str, Iterable[str], Callable] = None,
+                 outputs: Union[None, str, Iterable[str]] = None,
+                 mode: Union[None, str, Iterable[str]] = None,
+                 ds_id: Union[None, str, Iterable[str]] = None) -> None:
+        self.inputs: List[str] = check_io_names(to_list(inputs))
+        self.outputs: List[str] = check_io_names(to_list(outputs))
+        self.mode: Set[str] = parse_modes(to_set(mode))
+        self.ds_id: Set[str] = check_ds_id(to_set(ds_id))
+        self.in_list: bool = not isinstance(inputs, str)
+        self.out_list: bool = not isinstance(outputs, str)
+
+    def forward(self, data: Any, state: Dict[str, Any]) -> Any:
+        """Transform the input value(s) into the output value(s).
+
+        Args:
+            data: One value (when `inputs` is a string) or a list of values.
+            state: Execution context ('mode', 'epoch', 'warmup', ... and backend entries such as a gradient tape).
+
+        Returns:
+            One value (when `outputs` is a string) or a list of values, or None when the op writes nothing.
+        """
+        return data
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(inputs={self.inputs}, outputs={self.outputs})"
+
+
+def get_inputs_by_op(op: Op, store: MutableMapping[str, Any]) -> Any:
+    """Read `op`'s inputs from `store`, as one value or a list (see `Op`)."""
+    if op.in_list:
+        return [store[key] for key in op.inputs]
+    return store[op.inputs[0]]
+
+
+def write_outputs_by_op(op: Op, store: MutableMapping[str, Any], outputs: Any) -> None:
+    """Write `outputs` into `store` under `op.outputs`.
+
+    Raises:
+        ValueError: If a list-output op returns the wrong number of values.
+    """
+    if not op.out_list:
+        store[op.outputs[0]] = outputs
+        return
+    if len(outputs) != len(op.outputs):
+        raise ValueError(f"{type(op).__name__} declares outputs {op.outputs} but returned {len(outputs)} value(s)")
+    for key, value in zip(op.outputs, outputs):
+        store[key] = value

@@ -1,0 +1,123 @@
+"""Losses written once for every backend: `CrossEntropy`, `MeanSquaredError`, `L1_Loss`."""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, Optional, Union
+
+from fe_core.op.tensorop.tensorop import TensorOp
+
+__all__ = ["LossOp", "CrossEntropy", "MeanSquaredError", "L1_Loss"]
+
+
+class LossOp(TensorOp):
+    """The base of loss ops: inputs are `(y_pred, y_true)`, the output is the loss.
+
+    Args:
+        inputs: The keys of the prediction and the ground truth.
+        outputs: The key of the loss.
+        mode: Mode(s) to run in.
+        ds_id: Dataset id(s) to run on.
+        average_loss: Return the batch mean (True) or one loss per sample (False).
+    """
+
+    def __init__(self,
+                 inputs: Union[None, str, Iterable[str]] = None,
+                 outputs: Union[None, str, Iterable[str]] = None,
+                 mode: Union[None, str, Iterable[str]] = None,
+                 ds_id: Union[None, str, Iterable[str]] = None,
+                 average_loss: bool = True) -> None:
+        super().__init__(inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id)
+        if len(self.inputs) != 2:
+            raise ValueError(f"{type(self).__name__} needs inputs (y_pred, y_true), got {self.inputs}")
+        if len(self.outputs) != 1:
+            raise ValueError(f"{type(self).__name__} needs exactly one output key, got {self.outputs}")
+        self.average_loss = average_loss
+
+
+class CrossEntropy(LossOp):
+    """Cross entropy between predictions and labels, picking its form from the label shape.
+
+    Labels may be sparse class indices (one dimension fewer than the prediction, or a trailing dimension of 1 with
+    more than one class), one-hot / soft distributions (same shape as the prediction), or binary (prediction with one
+    unit or no class axis, labels 0/1).
+
+    Args:
+        inputs: (y_pred, y_true) keys.
+        outputs: The loss key.
+        mode: Mode(s) to run in.
+        ds_id: Dataset id(s) to run on.
+        from_logits: Whether y_pred holds logits (True) or probabilities (False).
+        average_loss: Mean over the batch (True) or one value per sample.
+        form: Force 'binary', 'categorical' or 'sparse' instead of inferring it from the shapes.
+        class_weights: Optional {class_index: weight} applied per sample by its label.
+    """
+
+    kernel_name = "cross_entropy"
+    FORMS = ("binary", "categorical", "sparse")
+
+    def __init__(self,
+                 inputs: Union[None, str, Iterable[str]] = None,
+                 outputs: Union[None, str, Iterable[str]] = None,
+                 mode: Union[None, str, Iterable[str]] = None,
+                 ds_id: Union[None, str, Iterable[str]] = None,
+                 from_logits: bool = False,
+                 average_loss: bool = True,
+                 form: Optional[str] = None,
+                 class_weights: Optional[Dict[int, float]] = None) -> None:
+        super().__init__(inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id, average_loss=average_loss)
+        if form is not None and form not in self.FORMS:
+            raise ValueError(f"CrossEntropy form must be one of {self.FORMS} or None, got {form!r}")
+        self.from_logits = from_logits
+        self.form = form
+        self.class_weights = class_weights
+
+    def infer_form(self, pred_shape: tuple, true_shape: tuple) -> str:
+        """Which cross entropy applies to predictions and labels of these shapes (used by the backend kernels)."""
+        if self.form is not None:
+            return self.form
+        if len(pred_shape) <= 1 or pred_shape[-1] == 1:
+            return "binary"
+        if len(true_shape) == len(pred_shape) - 1 or (len(true_shape) == len(pred_shape) and true_shape[-1] == 1):
+            return "sparse"
+        if tuple(true_shape) == tuple(pred_shape):
+            return "categorical"
+        raise ValueError(f"CrossEntropy cannot match prediction shape {tuple(pred_shape)} with label shape "
+                         f"{tuple(true_shape)} (inputs {self.inputs}); pass form= to choose explicitly")
+
+
+class MeanSquaredError(LossOp):
+    """Mean squared error between predictions and targets (mean over all non-batch axes, then the batch)."""
+
+    kernel_name = "mean_squared_error"
+
+
+class L1_Loss(LossOp):  # pylint: disable=invalid-name  (FastEstimator's public name)
+    """L1 loss between predictions and targets, or its smooth/Huber variants.
+
+    Args:
+        inputs: (y_pred, y_true) keys.
+        outputs: The loss key.
+        mode: Mode(s) to run in.
+        ds_id: Dataset id(s) to run on.
+        average_loss: Mean over the batch (True) or one value per sample.
+        loss_type: 'L1', 'Smooth' (smooth L1 with `beta`) or 'Huber' (with delta `beta`).
+        beta: The threshold of the smooth/Huber variants.
+    """
+
+    kernel_name = "l1_loss"
+    LOSS_TYPES = ("L1", "Smooth", "Huber")
+
+    def __init__(self,
+                 inputs: Union[None, str, Iterable[str]] = None,
+                 outputs: Union[None, str, Iterable[str]] = None,
+                 mode: Union[None, str, Iterable[str]] = None,
+                 ds_id: Union[None, str, Iterable[str]] = None,
+                 average_loss: bool = True,
+                 loss_type: str = "L1",
+                 beta: float = 1.0) -> None:
+        super().__init__(inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id, average_loss=average_loss)
+        if loss_type not in self.LOSS_TYPES:
+            raise ValueError(f"L1_Loss loss_type must be one of {self.LOSS_TYPES}, got {loss_type!r}")
+        if beta <= 0:
+            raise ValueError(f"L1_Loss beta must be positive, got {beta}")
+        self.loss_type = loss_type
+        self.beta = beta

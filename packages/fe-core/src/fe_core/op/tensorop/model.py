@@ -1,0 +1,126 @@
+"""`ModelOp` and `UpdateOp`: run a model, and update it from a loss or from gradients."""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Optional, Set, Union
+
+from fe_core.containers import to_list
+from fe_core.op.tensorop.tensorop import TensorOp
+
+__all__ = ["ModelOp", "UpdateOp"]
+
+
+def _model_name(model: Any) -> str:
+    return getattr(model, "model_name", type(model).__name__)
+
+
+def _check_compiled(model: Any, op_name: str) -> None:
+    if not getattr(model, "fe_compiled", False):
+        raise ValueError(f"{op_name} got a model that was not built with fe.build(): {type(model).__name__}. "
+                         "Create models with fe.build(model_fn, optimizer_fn) so they get a name, an optimizer and "
+                         "a backend.")
+
+
+class ModelOp(TensorOp):
+    """Run a model on the input key(s) and write its prediction(s).
+
+    Args:
+        model: A model built with `fe.build`.
+        inputs: The key(s) of the model's input(s).
+        outputs: The key(s) of the prediction(s); with `intermediate_layers`, the final output comes first and the
+            requested layers' outputs follow in order.
+        mode: Mode(s) to run in.
+        ds_id: Dataset id(s) to run on.
+        trainable: Whether the model runs in training mode (dropout, batch-norm updates) when the Network is in
+            'train' mode; False freezes it for this op (for example a GAN's discriminator while training the
+            generator: gradients still flow through it, its layers run in inference mode).
+        intermediate_layers: Layer name(s) (or for torch, also module attribute paths / indices) whose outputs are
+            returned too.
+
+    Example:
+        >>> # ModelOp(model=model, inputs="x", outputs="y_pred")  # doctest: +SKIP
+    """
+
+    kernel_name = "model"
+
+    def __init__(self,
+                 model: Any,
+                 inputs: Union[None, str, Iterable[str]] = None,
+                 outputs: Union[None, str, Iterable[str]] = None,
+                 mode: Union[None, str, Iterable[str]] = None,
+                 ds_id: Union[None, str, Iterable[str]] = None,
+                 trainable: bool = True,
+                 intermediate_layers: Union[None, str, int, List[Union[str, int]]] = None) -> None:
+        super().__init__(inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id)
+        _check_compiled(model, "ModelOp")
+        self.model = model
+        self.trainable = trainable
+        self.intermediate_layers = to_list(intermediate_layers)
+        if self.intermediate_layers and len(self.outputs) != 1 + len(self.intermediate_layers):
+            raise ValueError(f"ModelOp of model {_model_name(model)!r} has {len(self.intermediate_layers)} "
+                             f"intermediate layer(s), so it needs {1 + len(self.intermediate_layers)} outputs "
+                             f"(final output first), got {self.outputs}")
+
+    def get_fe_models(self) -> Set[Any]:
+        return {self.model}
+
+
+class UpdateOp(TensorOp):
+    """Update a model's weights from a loss (or from precomputed gradients) with the model's optimizer.
+
+    Args:
+        model: A model built with `fe.build` (with an optimizer).
+        loss_name: The key of the loss to minimise.
+        gradients: The key of precomputed gradients to apply instead of differentiating `loss_name`.
+        mode: Mode(s) to run in (train only by default).
+        ds_id: Dataset id(s) to run on.
+        merge_grad: Accumulate gradients over this many steps and apply their mean once every `merge_grad` steps.
+        defer: Apply the update after every op of the step has run (needed when a later op still differentiates
+            through the weights this op changes). The Network also defers trailing UpdateOps automatically where its
+            framework needs it.
+
+    During warmup an UpdateOp computes nothing that changes weights or optimizer state.
+    """
+
+    kernel_name = "update"
+
+    def __init__(self,
+                 model: Any,
+                 loss_name: Optional[str] = None,
+                 gradients: Optional[str] = None,
+                 mode: Union[None, str, Iterable[str]] = "train",
+                 ds_id: Union[None, str, Iterable[str]] = None,
+                 merge_grad: int = 1,
+                 defer: bool = False) -> None:
+        if (loss_name is None) == (gradients is None):
+            raise ValueError("UpdateOp needs exactly one of loss_name or gradients "
+                             f"(got loss_name={loss_name!r}, gradients={gradients!r})")
+        if isinstance(merge_grad, bool) or not isinstance(merge_grad, int) or merge_grad < 1:
+            raise ValueError(f"UpdateOp merge_grad must be a positive integer, got {merge_grad!r}")
+        super().__init__(inputs=loss_name if gradients is None else gradients, outputs=None, mode=mode, ds_id=ds_id)
+        _check_compiled(model, "UpdateOp")
+        self.model = model
+        self.loss_name = loss_name
+        self.gradients = gradients
+        self.merge_grad = merge_grad
+        self.defer = defer
+        self.retain_graph = False
+        self.fe_backend_state: Dict[str, Any] = {}  # accumulation buffers etc., owned by the backend kernel
+
+    def get_fe_models(self) -> Set[Any]:
+        return {self.model}
+
+    def get_fe_loss_keys(self) -> Set[str]:
+        return {self.loss_name} if self.loss_name is not None else set()
+
+    def fe_retain_graph(self, retain: Optional[bool] = None) -> Optional[bool]:
+        if retain is not None:
+            self.retain_graph = retain
+        return self.retain_graph
+
+    def get_state(self) -> Dict[str, Any]:
+        """Checkpoint state of the op itself: none. Its configuration comes from the user's script, and gradient
+        accumulation buffers live in `fe_backend_state`, which the backend saves with the optimizer state."""
+        return {}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Restore what `get_state` returned (nothing)."""

@@ -1,0 +1,303 @@
+"""`EpochLoader`: iterate one epoch of batches from an `EpochPlan`.
+
+Three ways through the data, chosen once per epoch:
+
+- whole batches: no op runs per sample, collation is plain stacking and the dataset has `get_batch` — one
+  fancy-indexing call per batch, then the batch ops (this is what makes batch-capable ops fast);
+- per sample: `dataset[i]`, the per-sample ops, then collation (keys untouched by per-sample ops are still gathered
+  with `get_batch` when the dataset has it), then the batch ops;
+- native: a framework loader (torch DataLoader, tf.data.Dataset) is iterated as is.
+
+Shuffling draws permutations from numpy's global random state, so `np.random.seed` (or restoring its state) makes
+the order reproducible.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
+
+import numpy as np
+
+from fe_core.dataset.numpy_dataset import NumpyDataset
+from fe_core.op.numpyop.batch import stack_values
+from fe_core.pipeline.epoch_plan import EpochPlan
+from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
+
+__all__ = ["EpochLoader", "dataset_keys"]
+
+
+def dataset_keys(dataset: Any, where: str) -> List[str]:
+    """The keys of `dataset`'s samples (from `keys()` when it has one, else from its first sample).
+
+    Raises:
+        TypeError: If a sample is not a dict.
+    """
+    keys = getattr(dataset, "keys", None)
+    if callable(keys):
+        return list(keys())
+    sample = dataset[0]
+    if not isinstance(sample, Mapping):
+        raise TypeError(f"Pipeline datasets must return a dict per sample, but the dataset in {where} returned "
+                        f"{type(sample).__name__}")
+    return list(sample)
+
+
+def _accepts_keys(get_batch: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(get_batch).parameters
+    except (TypeError, ValueError):
+        return False
+    return "keys" in parameters
+
+
+class _IndexStream:
+    """Endless sample indices: one permutation (or arange) after another, each drawn only when it is reached."""
+
+    def __init__(self, size: int, shuffle: bool) -> None:
+        self.size = size
+        self.shuffle = shuffle
+        self.order = self._next_order()
+        self.position = 0
+
+    def _next_order(self) -> np.ndarray:
+        return np.random.permutation(self.size) if self.shuffle else np.arange(self.size)
+
+    def take(self, count: int) -> np.ndarray:
+        end = self.position + count
+        if end <= self.size:
+            chunk = self.order[self.position:end]
+            self.position = end
+            return chunk
+        parts = [self.order[self.position:]]
+        remaining = count - len(parts[0])
+        while remaining > 0:
+            self.order = self._next_order()
+            part = self.order[:remaining]
+            parts.append(part)
+            remaining -= len(part)
+            self.position = len(part)
+        return np.concatenate(parts)
+
+    def batches(self, count: int) -> Iterator[np.ndarray]:
+        """Yield index arrays of `count` indices, endlessly."""
+        while True:
+            yield self.take(count)
+
+    def indices(self) -> Iterator[int]:
+        """Yield indices one at a time, endlessly."""
+        while True:
+            order = self.order[self.position:].tolist()
+            for index in order:
+                self.position += 1
+                yield index
+            self.order = self._next_order()
+            self.position = 0
+
+
+class EpochLoader:
+    """An iterable over one epoch of batches (dicts of numpy arrays).
+
+    Args:
+        plan: The resolved epoch configuration.
+        shuffle: Whether to shuffle the sample order.
+        steps_per_epoch: Yield exactly this many batches (cutting the epoch short or repeating the data, re-shuffled);
+            None yields one pass over the data.
+        timer: Time every stage (benchmarks only).
+    """
+
+    def __init__(self, plan: EpochPlan, shuffle: bool, steps_per_epoch: Optional[int] = None,
+                 timer: Optional[OpTimer] = None) -> None:
+        self.plan = plan
+        self.shuffle = shuffle
+        self.steps_per_epoch = steps_per_epoch
+        self.timer = timer
+
+    def __len__(self) -> int:
+        """The number of batches this epoch yields (an upper bound when samples are filtered without replacement).
+
+        Raises:
+            TypeError: For a native loader without a length.
+        """
+        plan = self.plan
+        if plan.dataset is None:
+            return 0
+        if self.steps_per_epoch is not None:
+            return self.steps_per_epoch
+        size = len(plan.dataset)
+        if plan.native or plan.batch_size is None:
+            return size
+        return size // plan.batch_size if plan.drop_last else math.ceil(size / plan.batch_size)
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        plan = self.plan
+        if plan.dataset is None:
+            return iter(())
+        if plan.native:
+            return self._native_batches()
+        if len(plan.dataset) == 0:
+            return iter(())
+        plan.check_keys(dataset_keys(plan.dataset, plan.where()))
+        if (plan.batch_size is not None and not plan.sample_ops and plan.default_collation
+                and callable(getattr(plan.dataset, "get_batch", None))):
+            return self._whole_batches()
+        return self._sample_batches()
+
+    # ------------------------------------------------------------------ helpers
+    def _wrap(self, label: str, stage: str, function: Callable[..., Any], keys: Sequence[str] = ()) -> Callable:
+        return self.timer.wrap(label, keys, (), stage, function) if self.timer is not None else function
+
+    def _batch_fetcher(self, keys: Optional[Sequence[str]]) -> Callable[[np.ndarray], Dict[str, Any]]:
+        get_batch = self.plan.dataset.get_batch
+        if keys is not None and _accepts_keys(get_batch):
+            fetch = lambda indices: get_batch(indices, keys)  # noqa: E731
+        else:
+            fetch = get_batch
+        return self._wrap("<Fetch batch>", "batch", fetch, keys or ())
+
+    def _select(self, batch: Dict[str, Any]) -> Dict[str, Any]:
+        keys = self.plan.output_keys
+        if keys is None:
+            return batch
+        return {key: value for key, value in batch.items() if key in keys}
+
+    def _too_many_filtered(self, what: str, count: int) -> ValueError:
+        return ValueError(f"The Pipeline filtered out {count} {what} in a row in {self.plan.where()} (RemoveIf or an "
+                          f"op returning FilteredData); refusing to loop forever")
+
+    # ------------------------------------------------------------------ whole batches
+    def _whole_batches(self) -> Iterator[Dict[str, Any]]:
+        plan = self.plan
+        size, batch_size, steps_per_epoch = len(plan.dataset), plan.batch_size, self.steps_per_epoch
+        load_keys = None if plan.load_keys is None else sorted(plan.load_keys)
+        fetch = self._batch_fetcher(load_keys)
+        steps = compile_steps(plan.batch_ops, batched=True, timer=self.timer)
+        state, output_keys = plan.state, plan.output_keys
+        if steps_per_epoch is None:
+            order = np.random.permutation(size) if self.shuffle else np.arange(size)
+            stop = size - size % batch_size if plan.drop_last else size
+            index_batches: Iterator[np.ndarray] = (order[start:start + batch_size]
+                                                   for start in range(0, stop, batch_size))
+        else:
+            index_batches = _IndexStream(size, self.shuffle).batches(batch_size)
+        emitted = filtered = 0
+        for indices in index_batches:
+            batch = fetch(indices)
+            if steps and run_steps(batch, steps, state) is not None:
+                filtered += 1
+                if steps_per_epoch is not None and filtered * batch_size > size + batch_size:
+                    raise self._too_many_filtered("batches", filtered)
+                continue
+            filtered = 0
+            yield batch if output_keys is None else {key: value for key, value in batch.items() if key in output_keys}
+            emitted += 1
+            if steps_per_epoch is not None and emitted >= steps_per_epoch:
+                return
+
+    # ------------------------------------------------------------------ per sample
+    def _sample_batches(self) -> Iterator[Dict[str, Any]]:
+        plan = self.plan
+        dataset = plan.dataset
+        size, steps_per_epoch = len(dataset), self.steps_per_epoch
+        batch_size = plan.batch_size or 1
+        unbatched = plan.batch_size is None
+        getitem = self._wrap("<Fetch sample>", "sample", dataset.__getitem__)
+        copy_sample = not isinstance(dataset, NumpyDataset)  # NumpyDataset returns a new dict per call already
+        sample_steps = compile_steps(plan.sample_ops, batched=False, timer=self.timer)
+        collate = self._collator()
+        batch_steps = compile_steps(plan.batch_ops, batched=True, timer=self.timer)
+        state = plan.state
+        pending: List[Dict[str, Any]] = []
+        pending_indices: List[int] = []
+        consumed = kept = removed_for_good = missed = emitted = filtered_batches = 0
+        for index in _IndexStream(size, self.shuffle).indices():
+            consumed += 1
+            sample = getitem(index)
+            if copy_sample:
+                sample = dict(sample)
+            result = run_steps(sample, sample_steps, state) if sample_steps else None
+            if result is not None:
+                if consumed <= size and not result.replacement:
+                    removed_for_good += 1
+                missed += 1
+            else:
+                missed = 0
+                kept += 1
+                pending.append(sample)
+                pending_indices.append(index)
+                if len(pending) == batch_size:
+                    batch = pending[0] if unbatched else collate(pending, pending_indices)
+                    pending, pending_indices = [], []
+                    if batch_steps and run_steps(batch, batch_steps, state) is not None:
+                        filtered_batches += 1
+                        if steps_per_epoch is not None and filtered_batches * batch_size > size + batch_size:
+                            raise self._too_many_filtered("batches", filtered_batches)
+                    else:
+                        filtered_batches = 0
+                        yield self._select(batch)
+                        emitted += 1
+                        if steps_per_epoch is not None and emitted >= steps_per_epoch:
+                            return
+            if steps_per_epoch is None and consumed >= size and kept >= size - removed_for_good:
+                break
+            if missed >= size:
+                raise self._too_many_filtered("samples", missed)
+        if pending and not plan.drop_last:
+            batch = collate(pending, pending_indices)
+            if not batch_steps or run_steps(batch, batch_steps, state) is None:
+                yield self._select(batch)
+
+    def _collator(self) -> Callable[[List[Dict[str, Any]], List[int]], Dict[str, Any]]:
+        """How pending samples become a batch: stack (plus `get_batch` for untouched keys) or the Batch's collation."""
+        plan = self.plan
+        if not plan.default_collation:
+            boundary = plan.boundary_keys
+
+            def custom(samples: List[Dict[str, Any]], indices: List[int]) -> Dict[str, Any]:
+                if boundary is not None:
+                    samples = [{key: value for key, value in sample.items() if key in boundary} for sample in samples]
+                return plan.batch_op.collate(samples)
+
+            return self._wrap("<Collate>", "batch", custom)
+        layout: Dict[str, Any] = {}
+        written = plan.sample_written_keys()
+        has_get_batch = callable(getattr(plan.dataset, "get_batch", None))
+
+        def stack_keys(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
+            return {key: stack_values(key, [sample[key] for sample in samples]) for key in layout["stack"]}
+
+        stack_keys_timed = self._wrap("<Collate>", "batch", stack_keys)
+
+        def stack(samples: List[Dict[str, Any]], indices: List[int]) -> Dict[str, Any]:
+            if not layout:  # decided on the first batch: which keys to stack and which to gather from the dataset
+                boundary = plan.boundary_keys
+                present = [key for key in samples[0] if boundary is None or key in boundary]
+                layout["stack"] = [key for key in present if not has_get_batch or key in written]
+                gathered = [key for key in present if has_get_batch and key not in written]
+                layout["gather"] = self._batch_fetcher(gathered) if gathered else None
+                layout["gathered"] = set(gathered)
+            batch = stack_keys_timed(samples)
+            if layout["gather"] is not None:
+                gathered = layout["gather"](np.asarray(indices))
+                batch.update((key, value) for key, value in gathered.items() if key in layout["gathered"])
+            return batch
+
+        return stack
+
+    # ------------------------------------------------------------------ native loaders
+    def _native_batches(self) -> Iterator[Any]:
+        loader, steps_per_epoch = self.plan.dataset, self.steps_per_epoch
+        if steps_per_epoch is None:
+            yield from loader
+            return
+        emitted = 0
+        while True:
+            produced = False
+            for batch in loader:
+                produced = True
+                yield batch
+                emitted += 1
+                if emitted >= steps_per_epoch:
+                    return
+            if not produced:
+                return

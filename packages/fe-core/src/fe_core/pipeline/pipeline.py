@@ -1,0 +1,346 @@
+"""`Pipeline`: the data source of training: datasets per mode, NumpyOps and batching."""
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple, Union
+
+from fe_core.backend import framework_backends
+from fe_core.containers import to_list
+from fe_core.modes import check_ds_id
+from fe_core.op.numpyop.batch import Batch, collate_samples
+from fe_core.op.numpyop.numpyop import NumpyOp
+from fe_core.op.numpyop.remove_if import FilteredData
+from fe_core.pipeline.epoch_plan import EpochPlan
+from fe_core.pipeline.loader import EpochLoader
+from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
+from fe_core.schedule.scheduler import Scheduler, get_current_items
+
+__all__ = ["Pipeline", "is_native_dataset"]
+
+_DATA_MODES = ("train", "eval", "test")
+
+
+def _is_positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def is_native_dataset(dataset: Any) -> bool:
+    """Whether a loaded backend claims `dataset` as its framework's own loader (torch DataLoader, tf.data.Dataset)."""
+    return any(backend.is_native_dataset(dataset) for backend in framework_backends())
+
+
+class _PipelineContext:
+    """What `Pipeline.__call__` returns: a context manager whose `__enter__` gives the epoch's loader."""
+
+    def __init__(self, loader: EpochLoader) -> None:
+        self.loader = loader
+
+    def __enter__(self) -> EpochLoader:
+        return self.loader
+
+    def __exit__(self, *exc_info: Any) -> None:
+        return None
+
+
+class Pipeline:
+    """Datasets per mode, the NumpyOps that preprocess them, and how samples are batched.
+
+    Data for a mode may be a dataset, a `{ds_id: dataset}` dict, or a Scheduler of datasets (also as dict values). A
+    dataset is any object with `__len__` and `__getitem__(i)` returning a dict of the sample's values; a
+    `NumpyDataset` (or any dataset with `get_batch(indices)`) is also fetched whole batches at a time when no op has to
+    run per sample. A framework loader (a torch DataLoader, a tf.data.Dataset, recognised by a loaded backend) is
+    iterated as is: it is already batched and the Pipeline's ops and batch size are NOT applied to it.
+
+    Ops before a `Batch` op run on single samples, ops after it on whole batches. The batch-capable ops right before
+    `Batch` (ExpandDims, Minmax, Normalize, ...) run once per batch instead of once per sample, with identical results,
+    unless the Batch pads or uses a custom collate_fn.
+
+    Args:
+        train_data: Training data.
+        eval_data: Evaluation data.
+        test_data: Test data.
+        batch_size: Samples per batch: an int, a Scheduler of ints, or a dict of those per mode. None (and no Batch op)
+            yields single samples. A `Batch` op's own batch_size takes precedence.
+        ops: NumpyOps and Schedulers of NumpyOps.
+        num_process: Accepted for compatibility. Batches are always produced in this process: on the machines measured
+            (see tools/bench/bench_pipeline.py) worker processes did not beat the single-threaded loop.
+
+    Raises:
+        ValueError: On invalid batch sizes, ds_ids, or num_process.
+        TypeError: If an op is not a NumpyOp, or data is not a dataset.
+
+    Example:
+        >>> import numpy as np
+        >>> from fe_core.dataset import NumpyDataset
+        >>> from fe_core.op.numpyop.univariate import ExpandDims, Minmax
+        >>> ds = NumpyDataset({"x": np.zeros((10, 28, 28), dtype=np.uint8), "y": np.arange(10)})
+        >>> pipeline = Pipeline(train_data=ds, batch_size=4, ops=[ExpandDims("x", "x"), Minmax("x", "x")])
+        >>> with pipeline(mode="train", epoch=1) as loader:
+        ...     shapes = [batch["x"].shape for batch in loader]
+        >>> shapes
+        [(4, 28, 28, 1), (4, 28, 28, 1), (2, 28, 28, 1)]
+    """
+
+    data: Dict[str, Dict[str, Any]]
+    ops: List[Union[NumpyOp, Scheduler]]
+
+    def __init__(self,
+                 train_data: Any = None,
+                 eval_data: Any = None,
+                 test_data: Any = None,
+                 batch_size: Union[None, int, Scheduler, Dict[str, Union[int, Scheduler]]] = None,
+                 ops: Union[None, NumpyOp, Scheduler, Iterable[Union[NumpyOp, Scheduler]]] = None,
+                 num_process: Optional[int] = None) -> None:
+        self.data = {}
+        for mode, data in zip(_DATA_MODES, (train_data, eval_data, test_data)):
+            if data is not None:
+                self.data[mode] = self._register(mode, data)
+        self._check_batch_size(batch_size)
+        self.batch_size = batch_size
+        self.ops = list(to_list(ops))
+        self._check_ops()
+        if num_process is not None and (not isinstance(num_process, int) or isinstance(num_process, bool)
+                                        or num_process < 0):
+            raise ValueError(f"Pipeline num_process must be None or a non-negative integer, got {num_process!r}")
+        self.num_process = num_process
+
+    # ------------------------------------------------------------------ validation
+    @staticmethod
+    def _check_dataset(mode: str, ds_id: str, dataset: Any) -> None:
+        if dataset is None or isinstance(dataset, Scheduler):
+            values = dataset.get_all_values() if isinstance(dataset, Scheduler) else []
+            for value in values:
+                if isinstance(value, (Scheduler, dict)):
+                    raise TypeError(f"Pipeline {mode} data{f' {ds_id!r}' if ds_id else ''}: a Scheduler must hold "
+                                    f"datasets; to schedule per ds_id use {{ds_id: Scheduler}}")
+                if value is not None:
+                    Pipeline._check_dataset(mode, ds_id, value)
+            return
+        if isinstance(dataset, (str, bytes)) or not (hasattr(dataset, "__iter__") or hasattr(dataset, "__getitem__")):
+            raise TypeError(f"Pipeline {mode} data{f' {ds_id!r}' if ds_id else ''} is a {type(dataset).__name__}, "
+                            f"not a dataset (an object with __len__ and __getitem__ returning dicts) or a framework "
+                            f"loader")
+
+    def _register(self, mode: str, data: Any) -> Dict[str, Any]:
+        if isinstance(data, dict):
+            if not data:
+                raise ValueError(f"Pipeline {mode}_data is an empty dict; give at least one {{ds_id: dataset}}")
+            for ds_id, dataset in data.items():
+                if not isinstance(ds_id, str) or ds_id.startswith("!"):
+                    raise ValueError(f"Pipeline {mode}_data ds_id {ds_id!r} must be a string not starting with '!'")
+                check_ds_id({ds_id})
+                self._check_dataset(mode, ds_id, dataset)
+            return dict(data)
+        self._check_dataset(mode, "", data)
+        return {"": data}
+
+    @staticmethod
+    def _check_batch_size(batch_size: Any) -> None:
+        def check_one(value: Any, where: str) -> None:
+            values = value.get_all_values() if isinstance(value, Scheduler) else [value]
+            for item in values:
+                if item is not None and not _is_positive_int(item):
+                    raise ValueError(f"Pipeline batch_size{where} must be a positive integer (or None), got {item!r}")
+
+        if isinstance(batch_size, dict):
+            for mode, value in batch_size.items():
+                if mode not in _DATA_MODES:
+                    raise ValueError(f"Pipeline batch_size keys must be modes {list(_DATA_MODES)}, got {mode!r}")
+                check_one(value, f"[{mode!r}]")
+        else:
+            check_one(batch_size, "")
+
+    def _check_ops(self) -> None:
+        for position, item in enumerate(self.ops):
+            values = item.get_all_values() if isinstance(item, Scheduler) else [item]
+            for op in values:
+                if op is not None and not isinstance(op, NumpyOp):
+                    raise TypeError(f"Pipeline ops must be NumpyOps (or Schedulers of NumpyOps), got "
+                                    f"{type(op).__name__} at position {position}")
+
+    # ------------------------------------------------------------------ resolution (once per call)
+    def _dataset(self, mode: str, epoch: int, ds_id: str) -> Any:
+        if mode not in self.data:
+            raise KeyError(f"Pipeline has no data for mode {mode!r} (modes with data: {sorted(self.data)})")
+        datasets = self.data[mode]
+        if ds_id not in datasets:
+            raise KeyError(f"Pipeline has no dataset with ds_id {ds_id!r} in mode {mode!r} "
+                           f"(ds_ids: {sorted(datasets)})")
+        dataset = datasets[ds_id]
+        return dataset.get_current_value(epoch) if isinstance(dataset, Scheduler) else dataset
+
+    def _pipeline_batch_size(self, mode: str, epoch: int) -> Optional[int]:
+        batch_size = self.batch_size
+        if isinstance(batch_size, dict):
+            batch_size = batch_size.get(mode)
+        if isinstance(batch_size, Scheduler):
+            batch_size = batch_size.get_current_value(epoch)
+        return batch_size
+
+    def _split_ops(self, mode: str, epoch: int, ds_id: str) -> Tuple[List[NumpyOp], Optional[Batch], List[NumpyOp]]:
+        ops = get_current_items(self.ops, run_modes=mode, epoch=epoch, ds_id=ds_id)
+        batch_positions = [index for index, op in enumerate(ops) if isinstance(op, Batch)]
+        if len(batch_positions) > 1:
+            raise ValueError(f"Pipeline has {len(batch_positions)} Batch ops in mode {mode!r} epoch {epoch} ds_id "
+                             f"{ds_id!r}; at most one Batch may apply to a given mode, epoch and ds_id")
+        if not batch_positions:
+            return ops, None, []
+        position = batch_positions[0]
+        return ops[:position], ops[position], ops[position + 1:]
+
+    def _batch_size(self, mode: str, epoch: int, batch_op: Optional[Batch]) -> Optional[int]:
+        if batch_op is not None and batch_op.batch_size is not None:
+            return batch_op.batch_size
+        return self._pipeline_batch_size(mode, epoch)
+
+    def _plan(self, mode: str, epoch: int, ds_id: str, output_keys: Optional[Iterable[str]]) -> EpochPlan:
+        dataset = self._dataset(mode, epoch, ds_id)
+        native = dataset is not None and is_native_dataset(dataset)
+        sample_ops, batch_op, post_ops = self._split_ops(mode, epoch, ds_id)
+        if dataset is not None and not native and not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
+            raise TypeError(f"Pipeline data in mode {mode!r} ds_id {ds_id!r} ({type(dataset).__name__}) has no "
+                            f"__len__/__getitem__ and no loaded backend recognises it as a native loader (build the "
+                            f"Network first so that its backend is loaded)")
+        return EpochPlan(mode=mode, epoch=epoch, ds_id=ds_id, dataset=dataset, native=native, sample_ops=sample_ops,
+                         batch_op=batch_op, post_ops=post_ops, batch_size=self._batch_size(mode, epoch, batch_op),
+                         output_keys=output_keys)
+
+    # ------------------------------------------------------------------ iteration
+    def __call__(self,
+                 mode: str,
+                 epoch: int = 1,
+                 ds_id: str = "",
+                 shuffle: Optional[bool] = None,
+                 steps_per_epoch: Optional[int] = None,
+                 output_keys: Optional[Set[str]] = None) -> _PipelineContext:
+        """Prepare one epoch of data; use as `with pipeline(mode="train", epoch=1) as loader: for batch in loader:`.
+
+        Everything (dataset, ops, batch size, which ops can be skipped) is resolved here, once.
+
+        Args:
+            mode: 'train', 'eval' or 'test'.
+            epoch: The epoch (from 1), for Schedulers.
+            ds_id: The dataset id ('' for a plain dataset).
+            shuffle: Whether to shuffle; None shuffles in 'train' mode only.
+            steps_per_epoch: Yield exactly this many batches, cutting the epoch short or repeating the (re-shuffled)
+                data; None yields one pass.
+            output_keys: Only return these keys and skip ops whose outputs none of them needs (filters and ops
+                without outputs still run). None or empty returns every key.
+
+        Returns:
+            A context manager whose value is an iterable of batches (dicts of numpy arrays).
+
+        Raises:
+            KeyError: If there is no data for `mode` / `ds_id`.
+            ValueError: If several Batch ops apply or steps_per_epoch is not positive.
+        """
+        if steps_per_epoch is not None and not _is_positive_int(steps_per_epoch):
+            raise ValueError(f"steps_per_epoch must be None or a positive integer, got {steps_per_epoch!r}")
+        plan = self._plan(mode, epoch, ds_id, output_keys)
+        return _PipelineContext(EpochLoader(plan, shuffle=mode == "train" if shuffle is None else bool(shuffle),
+                                            steps_per_epoch=steps_per_epoch))
+
+    def get_results(self, mode: str = "train", epoch: int = 1, ds_id: str = "", num_steps: int = 1,
+                    shuffle: bool = False) -> Union[Dict[str, Any], List[Dict[str, Any]]]:
+        """The first `num_steps` batches of an epoch (for looking at what the Pipeline produces).
+
+        Returns:
+            One batch dict when exactly one batch was produced, else a list of batches.
+        """
+        results: List[Dict[str, Any]] = []
+        with self(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=shuffle) as loader:
+            for batch in loader:
+                results.append(batch)
+                if len(results) >= num_steps:
+                    break
+        return results[0] if len(results) == 1 else results
+
+    def transform(self, data: Dict[str, Any], mode: str, epoch: int = 1, ds_id: str = ""
+                  ) -> Union[Dict[str, Any], FilteredData]:
+        """Run the Pipeline's ops on one sample dict, as FastEstimator does for inference.
+
+        The per-sample ops run on (a copy of) `data`, it is collated into a batch of one, and the ops after Batch run on
+        that batch.
+
+        Returns:
+            The batch dict (every value has a leading batch axis of 1), or FilteredData if an op filtered the sample.
+
+        Example:
+            >>> # pipeline.transform({"x": image}, mode="infer")["x"].shape  -> (1, 28, 28, 1)
+        """
+        sample = copy.deepcopy(dict(data))
+        sample_ops, batch_op, post_ops = self._split_ops(mode, epoch, ds_id)
+        state = {"mode": mode, "epoch": epoch, "ds_id": ds_id, "warmup": False}
+        filtered = run_steps(sample, compile_steps(sample_ops, batched=False), state)
+        if filtered is not None:
+            return filtered
+        batch = batch_op.collate([sample]) if batch_op is not None else collate_samples([sample])
+        filtered = run_steps(batch, compile_steps(post_ops, batched=True), state)
+        return filtered if filtered is not None else batch
+
+    def benchmark(self, mode: str = "train", epoch: int = 1, ds_id: Optional[str] = None, num_steps: int = 1000,
+                  log_interval: int = 100, detailed: bool = True) -> Dict[str, Dict[str, float]]:
+        """Print the Pipeline's speed (steps/s and samples/s) and, if `detailed`, the time spent in each op.
+
+        Args:
+            mode: The mode to benchmark.
+            epoch: The epoch to benchmark.
+            ds_id: The dataset to benchmark; None benchmarks every ds_id of the mode.
+            num_steps: Batches to time (the data repeats if needed).
+            log_interval: Print the speed every this many batches; the per-op table covers this many batches.
+            detailed: Whether to print the per-op table.
+
+        Returns:
+            {ds_id: {"steps_per_sec": ..., "samples_per_sec": ...}} over the whole run.
+        """
+        from fe_core.pipeline.benchmark import benchmark_pipeline
+        return benchmark_pipeline(self, mode=mode, epoch=epoch, ds_id=ds_id, num_steps=num_steps,
+                                  log_interval=log_interval, detailed=detailed)
+
+    def _timed_loader(self, mode: str, epoch: int, ds_id: str, num_steps: int, timer: OpTimer) -> EpochLoader:
+        """A loader whose every stage is timed into `timer` (benchmarks only)."""
+        return EpochLoader(self._plan(mode, epoch, ds_id, None), shuffle=mode == "train", steps_per_epoch=num_steps,
+                           timer=timer)
+
+    # ------------------------------------------------------------------ what the Estimator asks
+    def get_modes(self, epoch: Optional[int] = None) -> Set[str]:
+        """The modes with data (at `epoch`, when given: Schedulers may switch a mode's data off)."""
+        if epoch is None:
+            return set(self.data)
+        return {mode for mode in self.data if self.get_ds_ids(epoch, mode)}
+
+    def get_ds_ids(self, epoch: int, mode: str) -> List[str]:
+        """The sorted ds_ids with data in `mode` at `epoch` ([''] for a plain dataset; [] without data)."""
+        datasets = self.data.get(mode, {})
+        return sorted(ds_id for ds_id, dataset in datasets.items()
+                      if (dataset.get_current_value(epoch) if isinstance(dataset, Scheduler) else dataset) is not None)
+
+    def get_epochs_with_data(self, total_epochs: int, mode: str) -> Set[int]:
+        """The epochs in 1..total_epochs at which `mode` has data."""
+        return {epoch for epoch in range(1, total_epochs + 1) if self.get_ds_ids(epoch, mode)}
+
+    def get_scheduled_items(self, mode: str) -> List[Any]:
+        """Everything whose schedule shapes `mode`'s data: ops, the batch size and the datasets."""
+        batch_size = self.batch_size.get(mode) if isinstance(self.batch_size, dict) else self.batch_size
+        return list(self.ops) + [batch_size] + list(self.data.get(mode, {}).values())
+
+    def get_num_steps(self, mode: str, epoch: int, ds_id: str = "", steps_per_epoch: Optional[int] = None
+                      ) -> Optional[int]:
+        """How many batches `pipeline(mode, epoch, ds_id, steps_per_epoch=...)` yields.
+
+        Returns:
+            The count (an upper bound if samples are filtered without replacement), or None for a native loader
+            without a length.
+        """
+        if steps_per_epoch is not None:
+            return steps_per_epoch
+        loader = EpochLoader(self._plan(mode, epoch, ds_id, None), shuffle=False)
+        try:
+            return len(loader)
+        except TypeError:
+            return None
+
+    def __repr__(self) -> str:
+        data = {mode: sorted(datasets) if list(datasets) != [""] else "dataset" for mode, datasets in self.data.items()}
+        return f"Pipeline(data={data}, batch_size={self.batch_size!r}, ops={self.ops!r})"
+
