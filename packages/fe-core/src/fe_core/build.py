@@ -25,6 +25,10 @@ def _default_names(count: int) -> List[str]:
     return names
 
 
+def _per_model(value: Any) -> List[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
 def _build_scopes(mixed_precision: bool) -> contextlib.ExitStack:
     """Enter the build scope of every backend whose framework is loaded (mixed-precision policy, strategy scope)."""
     stack = contextlib.ExitStack()
@@ -63,13 +67,8 @@ def build(model_fn: Callable[[], Any],
         models = to_list(model_fn())
     if not models:
         raise ValueError("model_fn returned no model")
-    optimizers = to_list(optimizer_fn) if isinstance(optimizer_fn, (list, tuple)) else [optimizer_fn]
-    if optimizer_fn is None:
-        optimizers = [None] * len(models)
-    weights = to_list(weights_path) if isinstance(weights_path, (list, tuple)) else [weights_path] * (
-        1 if len(models) == 1 or weights_path is not None else len(models))
-    if weights_path is None:
-        weights = [None] * len(models)
+    optimizers = [None] * len(models) if optimizer_fn is None else _per_model(optimizer_fn)
+    weights = [None] * len(models) if weights_path is None else _per_model(weights_path)
     names = to_list(model_name) if model_name is not None else _default_names(len(models))
     counts = {"models": len(models), "optimizers": len(optimizers), "weights paths": len(weights),
               "model names": len(names)}
