@@ -1,7 +1,7 @@
 """Small helpers that normalise the container arguments users pass to ops, traces and schedulers."""
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Optional, Set, TypeVar, Union
+from typing import Iterable, List, Optional, Set, TypeVar, Union
 
 T = TypeVar("T")
 

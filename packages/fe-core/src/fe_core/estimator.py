@@ -1,7 +1,7 @@
 """`Estimator`: the training loop (`fit`: warmup, then epochs of train and eval; `test`)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from fe_core.containers import to_list, to_set
 from fe_core.data import Data, DSData

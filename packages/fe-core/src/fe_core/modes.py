@@ -6,7 +6,7 @@ the complement of a ds_id can only be taken once the available ids are known (se
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Set
+from typing import List, Set
 
 __all__ = ["ALL_MODES", "parse_modes", "check_ds_id", "check_io_names", "ds_id_matches"]
 

@@ -1,7 +1,7 @@
 """Losses written once for every backend: `CrossEntropy`, `MeanSquaredError`, `L1_Loss`."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Optional, Union
+from typing import Dict, Iterable, Optional, Union
 
 from fe_core.op.tensorop.tensorop import TensorOp
 
