@@ -184,6 +184,14 @@ class NumpyBackend(Backend):
         with np.load(path, allow_pickle=False) as saved:
             model.W, model.b = saved["W"].copy(), saved["b"].copy()
 
+    def save_weights(self, model: LinearModel, path: str) -> str:
+        with open(path, "wb") as file:
+            np.savez(file, W=model.W, b=model.b)
+        return path
+
+    def load_weights(self, model: LinearModel, path: str) -> None:
+        self._load_weights(model, path)
+
     def get_lr(self, model: LinearModel) -> float:
         return float(model.current_optimizer)
 

@@ -114,6 +114,17 @@ class Backend:
         """Read what `save_model` wrote back into `model`."""
         raise NotImplementedError(f"The {self.name!r} backend cannot load models")
 
+    def save_weights(self, model: Any, path: str) -> str:
+        """Write only the model's weights to `path` (its extension is `model_extension`); return the path written.
+
+        Used by the model-saving traces (`<model_name>_best_<metric>.<ext>`, `<model_name>_epoch_<n>.<ext>`).
+        """
+        raise NotImplementedError(f"The {self.name!r} backend cannot save weights")
+
+    def load_weights(self, model: Any, path: str) -> None:
+        """Load weights written by `save_weights` into `model`."""
+        raise NotImplementedError(f"The {self.name!r} backend cannot load weights")
+
     def get_lr(self, model: Any) -> float:
         """The current learning rate of `model`'s optimizer."""
         raise NotImplementedError(f"The {self.name!r} backend cannot read learning rates")
