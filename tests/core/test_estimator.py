@@ -278,3 +278,17 @@ def test_fit_is_repeatable_with_the_same_seed():
         return model.W.copy()
 
     np.testing.assert_array_equal(run(), run())
+
+
+def test_traces_see_the_epochs_scheduled_optimizer_from_on_epoch_begin(numpy_backend):
+    model = nb.build(2, 1, lr=EpochScheduler({1: 0.1, 3: 0.01}))
+    seen = []
+
+    class LrAtEpochBegin(Trace):
+        def on_epoch_begin(self, data):
+            seen.append((self.system.epoch_idx, numpy_backend.get_lr(model)))
+
+    pipeline = Pipeline(train_data=regression_data(4), batch_size=2)
+    Estimator(pipeline=pipeline, network=regression_network(model), epochs=3, traces=LrAtEpochBegin(mode="train"),
+              log_steps=None).fit()
+    assert seen == [(1, 0.1), (2, 0.1), (3, 0.01)]

@@ -270,6 +270,7 @@ class Estimator:
         ds_ids = self.pipeline.get_ds_ids(epoch=epoch, mode=mode)
         traces = self._sorted_traces(mode, epoch, ds_ids)
         system.batch_idx = None
+        self.network.load_epoch_optimizers(epoch)  # before on_epoch_begin, so LR traces act on this epoch's optimizer
         self._run_hook(traces, "on_epoch_begin", Data())
         end_data = Data()
         steps = system.train_steps_per_epoch if mode == "train" else system.eval_steps_per_epoch if mode == "eval" \

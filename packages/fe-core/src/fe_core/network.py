@@ -280,12 +280,7 @@ class BaseNetwork:
                 "deferred": {},
                 "eager": eager,
             }
-            for model in self.ctx_models:
-                optimizer = getattr(model, "optimizer", None)
-                if isinstance(optimizer, Scheduler):
-                    model.current_optimizer = optimizer.get_current_value(epoch)
-                else:
-                    model.current_optimizer = optimizer
+            self.load_epoch_optimizers(epoch, self.ctx_models)
             self._begin_epoch()
         except BaseException:
             self._clear_ctx()
@@ -293,6 +288,18 @@ class BaseNetwork:
         finally:
             self.ctx_lock.release()
         return self
+
+    def load_epoch_optimizers(self, epoch: int, models: Optional[Iterable[Any]] = None) -> None:
+        """Set each model's `current_optimizer` to the optimizer scheduled for `epoch`.
+
+        Args:
+            epoch: The epoch.
+            models: The models to update (default: every model of the network).
+        """
+        for model in self.models if models is None else models:
+            optimizer = getattr(model, "optimizer", None)
+            model.current_optimizer = optimizer.get_current_value(epoch) if isinstance(optimizer,
+                                                                                       Scheduler) else optimizer
 
     def __enter__(self) -> "BaseNetwork":
         if not self.ctx_lock.acquire(blocking=False):

@@ -5,7 +5,7 @@ needs their outputs (`output_keys`), which keys must be collated, and checks onc
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 from fe_core.op.numpyop.batch import Batch
 from fe_core.op.numpyop.delete import Delete
@@ -75,12 +75,14 @@ class EpochPlan:
                  batch_op: Optional[Batch],
                  post_ops: List[NumpyOp],
                  batch_size: Optional[int],
-                 output_keys: Optional[Iterable[str]]) -> None:
+                 output_keys: Optional[Iterable[str]],
+                 native_to_numpy: Optional[Callable[[Any], Any]] = None) -> None:
         self.mode = mode
         self.epoch = epoch
         self.ds_id = ds_id
         self.dataset = dataset
         self.native = native
+        self.native_to_numpy = native_to_numpy
         self.batch_op = batch_op
         self.batch_size = batch_size
         self.drop_last = bool(batch_op.drop_last) if batch_op is not None else False

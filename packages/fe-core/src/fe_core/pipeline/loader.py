@@ -285,19 +285,27 @@ class EpochLoader:
         return stack
 
     # ------------------------------------------------------------------ native loaders
-    def _native_batches(self) -> Iterator[Any]:
+    def _native_batches(self) -> Iterator[Dict[str, Any]]:
+        """Iterate a framework loader; its batches (dicts of tensors) become dicts of numpy arrays, pruned to the
+        keys the network and traces need, like every other batch."""
         loader, steps_per_epoch = self.plan.dataset, self.steps_per_epoch
-        if steps_per_epoch is None:
-            yield from loader
-            return
+        to_numpy, keys = self.plan.native_to_numpy, self.plan.output_keys
+
+        def convert(batch: Any) -> Dict[str, Any]:
+            if not isinstance(batch, Mapping):
+                raise TypeError(f"A native loader in {self.plan.where()} must yield dicts of tensors, got "
+                                f"{type(batch).__name__}")
+            return {key: to_numpy(value) if to_numpy is not None else value for key, value in batch.items()
+                    if keys is None or key in keys}
+
         emitted = 0
         while True:
             produced = False
             for batch in loader:
                 produced = True
-                yield batch
+                yield convert(batch)
                 emitted += 1
-                if emitted >= steps_per_epoch:
+                if steps_per_epoch is not None and emitted >= steps_per_epoch:
                     return
-            if not produced:
+            if not produced or steps_per_epoch is None:
                 return

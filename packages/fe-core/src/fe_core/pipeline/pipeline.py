@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple, Union
 
-from fe_core.backend import framework_backends
+from fe_core.backend import Backend, framework_backends
 from fe_core.containers import to_list
 from fe_core.modes import check_ds_id
 from fe_core.op.numpyop.batch import Batch, collate_samples
@@ -24,9 +24,20 @@ def _is_positive_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
+def native_dataset_backend(dataset: Any) -> Optional[Backend]:
+    """The backend that claims `dataset` as its framework's own loader (torch DataLoader, tf.data.Dataset), if any.
+
+    Only backends whose framework is already imported are asked, so no framework is imported here.
+    """
+    for backend in framework_backends():
+        if backend.is_native_dataset(dataset):
+            return backend
+    return None
+
+
 def is_native_dataset(dataset: Any) -> bool:
-    """Whether a loaded backend claims `dataset` as its framework's own loader (torch DataLoader, tf.data.Dataset)."""
-    return any(backend.is_native_dataset(dataset) for backend in framework_backends())
+    """Whether a backend claims `dataset` as its framework's own loader (torch DataLoader, tf.data.Dataset)."""
+    return native_dataset_backend(dataset) is not None
 
 
 class _PipelineContext:
@@ -195,7 +206,8 @@ class Pipeline:
 
     def _plan(self, mode: str, epoch: int, ds_id: str, output_keys: Optional[Iterable[str]]) -> EpochPlan:
         dataset = self._dataset(mode, epoch, ds_id)
-        native = dataset is not None and is_native_dataset(dataset)
+        native_backend = native_dataset_backend(dataset) if dataset is not None else None
+        native = native_backend is not None
         sample_ops, batch_op, post_ops = self._split_ops(mode, epoch, ds_id)
         if dataset is not None and not native and not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
             raise TypeError(f"Pipeline data in mode {mode!r} ds_id {ds_id!r} ({type(dataset).__name__}) has no "
@@ -203,7 +215,8 @@ class Pipeline:
                             f"Network first so that its backend is loaded)")
         return EpochPlan(mode=mode, epoch=epoch, ds_id=ds_id, dataset=dataset, native=native, sample_ops=sample_ops,
                          batch_op=batch_op, post_ops=post_ops, batch_size=self._batch_size(mode, epoch, batch_op),
-                         output_keys=output_keys)
+                         output_keys=output_keys,
+                         native_to_numpy=native_backend.to_numpy if native_backend is not None else None)
 
     # ------------------------------------------------------------------ iteration
     def __call__(self,

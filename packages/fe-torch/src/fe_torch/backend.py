@@ -1,0 +1,136 @@
+"""`TorchBackend`: fe-core's `Backend` for PyTorch (registered as 'torch': `fe_torch.backend:TorchBackend`)."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+import torch
+from fe_core.backend.base import Backend, StateReducer
+from fe_core.schedule.scheduler import Scheduler
+
+from fe_torch import checkpoint, devices, kernels, optimizers
+from fe_torch.network import TorchNetwork
+
+__all__ = ["TorchBackend"]
+
+
+def _reduce_tensor(tensor: torch.Tensor) -> Dict[str, Any]:
+    return {"dtype": str(tensor.dtype).replace("torch.", ""), "value": devices.to_numpy(tensor)}
+
+
+def _restore_tensor(data: Dict[str, Any]) -> torch.Tensor:
+    return torch.from_numpy(np.array(data["value"])).to(getattr(torch, data["dtype"]))
+
+
+class TorchBackend(Backend):
+    """The PyTorch backend: torch models (`nn.Module`), `TorchNetwork`, the op kernels, `.pt` checkpoints.
+
+    Example:
+        >>> from fe_core.backend import get_backend
+        >>> get_backend("torch").name
+        'torch'
+    """
+
+    name = "torch"
+    framework_module = "torch"
+    model_extension = "pt"
+
+    # ----- models -----
+    def owns_model(self, obj: Any) -> bool:
+        torch_module = sys.modules.get("torch")
+        return torch_module is not None and isinstance(obj, torch_module.nn.Module)
+
+    def make_network(self, ops: Sequence[Any], pops: Optional[Sequence[Any]], slicers: Optional[Sequence[Any]]
+                     ) -> TorchNetwork:
+        return TorchNetwork(ops, pops, slicers)
+
+    def compile_model(self, model: Any, optimizer_fn: Any, weights_path: Optional[str], model_name: str,
+                      mixed_precision: bool) -> torch.nn.Module:
+        """Move `model` to the device (once, here), attach its optimizer(s), name and precision, load weights.
+
+        Raises:
+            TypeError: If `model` is not an `nn.Module`, or `optimizer_fn` is invalid.
+            ValueError: For an unknown optimizer name or weights that do not fit.
+            FileNotFoundError: If `weights_path` does not exist.
+        """
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(f"The torch backend can only compile torch.nn.Module models; model {model_name!r} is a "
+                            f"{type(model).__name__}")
+        device = self.default_device()
+        model.to(device)
+        optimizer = optimizers.build_scheduled_optimizer(optimizer_fn, model, model_name, mixed_precision, device)
+        model.model_name = model_name
+        model.optimizer = optimizer
+        model.current_optimizer = optimizer.get_current_value(1) if isinstance(optimizer, Scheduler) else optimizer
+        model.mixed_precision = bool(mixed_precision)
+        model.fe_compiled = True
+        if weights_path:
+            checkpoint.load_weights(model, weights_path)
+        return model
+
+    # ----- kernels -----
+    kernel_model = staticmethod(kernels.model_kernel)
+    kernel_update = staticmethod(kernels.update_kernel)
+    kernel_cross_entropy = staticmethod(kernels.cross_entropy_kernel)
+    kernel_mean_squared_error = staticmethod(kernels.mean_squared_error_kernel)
+    kernel_l1_loss = staticmethod(kernels.l1_loss_kernel)
+    kernel_argmax = staticmethod(kernels.argmax_kernel)
+
+    # ----- tensors and devices -----
+    def to_tensor(self, data: Any, device: Any = None) -> Any:
+        return devices.to_device(data, torch.device(device) if device is not None else self.default_device())
+
+    def to_numpy(self, data: Any) -> Any:
+        return devices.to_numpy(data)
+
+    def default_device(self) -> torch.device:
+        return devices.default_device()
+
+    def num_devices(self) -> int:
+        return devices.num_devices()
+
+    def is_native_dataset(self, dataset: Any) -> bool:
+        data_module = sys.modules.get("torch.utils.data")
+        return data_module is not None and isinstance(dataset, data_module.DataLoader)
+
+    # ----- state -----
+    def save_model(self, model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
+        return checkpoint.save_model(model, save_dir, save_optimizer)
+
+    def load_model(self, model: Any, load_dir: str, load_optimizer: bool) -> None:
+        checkpoint.load_model(model, load_dir, load_optimizer)
+
+    def get_lr(self, model: Any) -> float:
+        return optimizers.get_lr(model)
+
+    def set_lr(self, model: Any, lr: float) -> None:
+        optimizers.set_lr(model, lr)
+
+    def seed(self, seed: int) -> None:
+        """Seed torch's CPU and CUDA generators and switch to deterministic algorithms (warning where none exists)."""
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed by deterministic cuBLAS
+        torch.manual_seed(seed)
+        if torch.cuda.is_available():
+            torch.cuda.manual_seed_all(seed)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+
+    def get_rng_state(self) -> Dict[str, Any]:
+        """`{"cpu": uint8 array, "cuda": [uint8 array per device]}` (plain numpy data)."""
+        cuda = [state.numpy().copy() for state in torch.cuda.get_rng_state_all()] if torch.cuda.is_available() else []
+        return {"cpu": torch.get_rng_state().numpy().copy(), "cuda": cuda}
+
+    def set_rng_state(self, state: Any) -> None:
+        """Restore `get_rng_state`'s result (CUDA states only where this machine has as many GPUs)."""
+        torch.set_rng_state(torch.from_numpy(np.array(state["cpu"], dtype=np.uint8)))
+        cuda = state.get("cuda") or []
+        if cuda and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
+            torch.cuda.set_rng_state_all([torch.from_numpy(np.array(s, dtype=np.uint8)) for s in cuda])
+
+    def state_reducers(self) -> List[StateReducer]:
+        """Torch tensors in trace/op state are stored as numpy arrays with their dtype."""
+        return [StateReducer("torch.Tensor", lambda obj: isinstance(obj, torch.Tensor), _reduce_tensor,
+                             _restore_tensor)]

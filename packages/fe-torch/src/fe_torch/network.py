@@ -1,0 +1,107 @@
+"""`TorchNetwork`: fe-core's `BaseNetwork` running its ops on torch tensors on one device.
+
+Per (mode, epoch, ds_id) it decides once whether the step needs gradients (`torch.no_grad` otherwise) and autocast,
+and defers the trailing UpdateOps so that several models updated in one step (a GAN's generator and discriminator)
+all compute their gradients before any weight changes. Per step it only moves the inputs the ops read to the device,
+runs the ops, and hands back the detached outputs that traces asked for; fe-core converts them to numpy only when a
+trace or postprocessing op reads them. Models are moved to the device once (by `build`); optimizer state is created
+on, and stays on, that device.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, ContextManager, Dict, List, Optional
+
+import torch
+from fe_core.network import BaseNetwork
+from fe_core.op.tensorop.model import UpdateOp
+from fe_core.schedule.scheduler import get_current_items
+
+from fe_torch.devices import model_device, to_device
+from fe_torch.precision import autocast_context
+
+__all__ = ["TorchNetwork"]
+
+
+class TorchNetwork(BaseNetwork):
+    """The Network of torch models.
+
+    Args:
+        ops: TensorOps (or Schedulers of them) run on every step.
+        pops: Postprocessing NumpyOps, run on the numpy batch after the ops.
+        slicers: Slicers cutting each batch into minibatches.
+        device: The device to run on; None takes the backend's default (the first CUDA GPU, else the CPU).
+
+    Example:
+        >>> import numpy as np
+        >>> from fe_core.build import build
+        >>> from fe_core.op.tensorop import ModelOp
+        >>> model = build(model_fn=lambda: torch.nn.Linear(2, 1), optimizer_fn="sgd", model_name="doc_linear")
+        >>> network = TorchNetwork(ops=[ModelOp(model=model, inputs="x", outputs="y")])
+        >>> network.transform({"x": np.ones((3, 2), dtype=np.float32)}, mode="infer")["y"].shape
+        (3, 1)
+    """
+
+    def __init__(self, ops: Any, pops: Any = None, slicers: Any = None,
+                 device: Optional[torch.device] = None) -> None:
+        super().__init__(target_type="torch", device=device, ops=ops, postprocessing=pops, slicers=slicers)
+        self.device = torch.device(self.device)
+        for model in self.models:
+            if not isinstance(model, torch.nn.Module):
+                raise TypeError(f"TorchNetwork got a model that is not a torch.nn.Module: "
+                                f"{getattr(model, 'model_name', model)!r} ({type(model).__name__})")
+            if model_device(model) != self.device:  # only for a model built elsewhere or moved by the user
+                model.to(self.device)
+        self._register_update_states()
+        self._deferred_by_network: List[Any] = []
+        self._grad_enabled = False
+        self._autocast = False
+
+    def _register_update_states(self) -> None:
+        """Let each model reach its UpdateOps' accumulation state (saved with the optimizer by `save_model`)."""
+        states: Dict[int, List[Dict[str, Any]]] = {id(model): [] for model in self.models}
+        for op in get_current_items(self.ops):
+            if isinstance(op, UpdateOp) and id(op.model) in states:
+                states[id(op.model)].append(op.fe_backend_state)
+        for model in self.models:
+            model.fe_update_states = states[id(model)]
+
+    # ------------------------------------------------------------------ epoch context
+    def _begin_epoch(self) -> None:
+        state = self.ctx_state
+        self._grad_enabled = bool(state["req_grad"])
+        self._autocast = self.mixed_precision
+        self._deferred_by_network = []
+        for op in self.ctx_ops:
+            if isinstance(op, UpdateOp):
+                op.fe_backend_state.pop("params", None)  # re-read requires_grad once per epoch
+                if op.model.current_optimizer is None:
+                    raise ValueError(f"UpdateOp cannot update model {op.model.model_name!r}: it has no optimizer in "
+                                     f"mode {self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}")
+        for op in reversed(self.ctx_ops):
+            if not isinstance(op, UpdateOp):
+                break
+            if not op.defer:
+                op.defer = True
+                self._deferred_by_network.append(op)
+
+    def _end_epoch(self) -> None:
+        for op in self._deferred_by_network:
+            op.defer = False
+        self._deferred_by_network = []
+
+    # ------------------------------------------------------------------ stepping
+    def _grad_context(self) -> ContextManager[None]:
+        return torch.enable_grad() if self._grad_enabled else torch.no_grad()
+
+    def _run_step(self, batch: Dict[str, Any]) -> Dict[str, Any]:
+        device = self.device
+        store = {key: to_device(value, device) for key, value in batch.items()}
+        with self._grad_context(), (autocast_context(device, True) if self._autocast else contextlib.nullcontext()):
+            self.run_ops(store, self.ctx_state)
+        predictions = {}
+        for key in self.ctx_outputs:
+            if key in store:
+                value = store[key]
+                predictions[key] = value.detach() if isinstance(value, torch.Tensor) else value
+        return predictions

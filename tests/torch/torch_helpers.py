@@ -1,0 +1,57 @@
+"""Helpers for fe-torch's tests: tiny synthetic data, parameter snapshots, and the GPU marker."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+import pytest
+import torch
+
+HAS_CUDA = torch.cuda.is_available()
+#: Tests that need a GPU: marked `gpu` (deselected by default) and skipped on machines without CUDA.
+requires_gpu = [pytest.mark.gpu,
+                pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU; this machine has none")]
+
+
+def image_task(n: int, seed: int, classes: int = 10, noise: float = 1.2) -> Tuple[np.ndarray, np.ndarray]:
+    """A synthetic image classification task: each class is a fixed random 28x28 pattern, shown with a random
+    brightness and lots of Gaussian noise (learnable, not trivial: single pixels are useless, and a freshly
+    initialised LeNet is at chance).
+
+    Returns:
+        x of shape (n, 1, 28, 28) float32 and y of shape (n,) int64.
+    """
+    patterns = np.random.default_rng(1234).normal(0.0, 1.0, (classes, 1, 28, 28)).astype(np.float32)
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, classes, n)
+    brightness = rng.uniform(0.5, 1.5, (n, 1, 1, 1)).astype(np.float32)
+    x = patterns[y] * brightness + rng.normal(0.0, noise, (n, 1, 28, 28)).astype(np.float32)
+    return x.astype(np.float32), y.astype(np.int64)
+
+
+def batches(arrays: Dict[str, np.ndarray], batch_size: int) -> List[Dict[str, Any]]:
+    """Cut equally long arrays into a list of batch dicts."""
+    n = len(next(iter(arrays.values())))
+    return [{key: value[i:i + batch_size] for key, value in arrays.items()} for i in range(0, n, batch_size)]
+
+
+def parameters_of(model: torch.nn.Module) -> List[torch.Tensor]:
+    """Copies of a model's parameters."""
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def assert_same_tensors(left: List[torch.Tensor], right: List[torch.Tensor]) -> None:
+    assert len(left) == len(right)
+    for a, b in zip(left, right):
+        assert torch.equal(a.cpu(), b.cpu())
+
+
+def optimizer_state_tensors(optimizer: torch.optim.Optimizer) -> List[torch.Tensor]:
+    """Every tensor (and number, as a tensor) of an optimizer's state, in a fixed order."""
+    values: List[torch.Tensor] = []
+    state = optimizer.state_dict()["state"]
+    for index in sorted(state):
+        for key in sorted(state[index]):
+            value = state[index][key]
+            values.append(value.detach().clone().cpu() if isinstance(value, torch.Tensor) else torch.tensor(value))
+    return values
