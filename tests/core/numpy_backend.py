@@ -12,6 +12,7 @@ import numpy as np
 
 from fe_core.backend import Backend, register_backend, unregister_backend
 from fe_core.network import BaseNetwork
+from fe_core.schedule import Scheduler
 
 Grads = List[Tuple["LinearModel", np.ndarray, np.ndarray]]
 
@@ -197,6 +198,8 @@ class NumpyBackend(Backend):
 
     def set_lr(self, model: LinearModel, lr: float) -> None:
         model.current_optimizer = lr
+        if not isinstance(model.optimizer, Scheduler):  # the float IS the optimizer: keep it when the network re-reads it
+            model.optimizer = lr
 
 
 _build_count = [0]

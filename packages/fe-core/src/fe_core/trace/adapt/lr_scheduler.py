@@ -1,0 +1,83 @@
+"""`LRScheduler`: set a model's learning rate from a function of the training step or epoch."""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from fe_core.data import Data
+from fe_core.trace.adapt.model_metric import model_name_of
+from fe_core.trace.trace import Trace
+
+__all__ = ["LRScheduler"]
+
+_UNITS = ("step", "epoch")
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def _schedule_unit(lr_fn: Callable[..., float]) -> str:
+    """'step' or 'epoch': the name of `lr_fn`'s one required argument."""
+    if isinstance(lr_fn, str):
+        raise ValueError(f"LRScheduler lr_fn {lr_fn!r} is not supported: fe has no ARC learning-rate controller; pass a "
+                         f"function of 'step' or 'epoch'")
+    if not callable(lr_fn):
+        raise ValueError(f"LRScheduler lr_fn must be a function of 'step' or 'epoch', got {type(lr_fn).__name__}")
+    try:
+        parameters = list(inspect.signature(lr_fn).parameters.values())
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"LRScheduler cannot read the signature of lr_fn {lr_fn!r}; pass a function whose argument "
+                         f"is named 'step' or 'epoch'") from error
+    positional = [p.name for p in parameters if p.kind in _POSITIONAL]
+    required = [p.name for p in parameters if p.kind not in _VARIADIC and p.default is inspect.Parameter.empty]
+    if positional and positional[0] in _UNITS and set(required) <= {positional[0]}:
+        return positional[0]
+    raise ValueError(f"LRScheduler lr_fn must take one argument named 'step' or 'epoch' (any others need defaults), "
+                     f"but its parameters are {[p.name for p in parameters]}; wrap it, for example "
+                     f"`lambda step: cosine_decay(step, cycle_length=1000, init_lr=1e-3)`")
+
+
+class LRScheduler(Trace):
+    """Change a model's learning rate during training with a function of the step or the epoch.
+
+    Whether `lr_fn` is called with the global step or the epoch (both counting from 1) is decided by the name of its
+    argument. A step-based rate is set at the beginning of every training step, an epoch-based one at the beginning
+    of every training epoch, through the network's backend (`backend.set_lr`). At each training log step (step 1 and
+    every `log_steps`, as the Estimator logs), the current rate is logged as `<model_name>_lr`.
+
+    Args:
+        model: A model built with `build` (with an optimizer).
+        lr_fn: A function of `step` or of `epoch` (other parameters must have defaults) returning the learning rate.
+
+    Raises:
+        ValueError: If `lr_fn` is not a function of one argument named 'step' or 'epoch'. (FastEstimator's ARC
+            controller, `lr_fn='arc'`, is not supported.)
+
+    Example:
+        >>> # from fe_core.schedule import cosine_decay
+        >>> # LRScheduler(model, lr_fn=lambda step: cosine_decay(step, cycle_length=3750, init_lr=1e-3))
+        >>> # LRScheduler(model, lr_fn=lambda epoch: 1e-3 * 0.9 ** (epoch - 1))
+    """
+
+    def __init__(self, model: Any, lr_fn: Callable[[int], float]) -> None:
+        self.schedule_mode = _schedule_unit(lr_fn)
+        super().__init__(mode="train", outputs=f"{model_name_of(model)}_lr")
+        self.model = model
+        self.lr_fn = lr_fn
+        self._per_step = self.schedule_mode == "step"
+
+    def _set_lr(self, time: int) -> None:
+        self.system.network.backend.set_lr(self.model, float(self.lr_fn(time)))
+
+    def on_epoch_begin(self, data: Data) -> None:
+        if not self._per_step:
+            self._set_lr(self.system.epoch_idx)
+
+    def on_batch_begin(self, data: Data) -> None:
+        if self._per_step:
+            self._set_lr(self.system.global_step)
+
+    def on_batch_end(self, data: Data) -> None:
+        system = self.system
+        log_steps = system.log_steps
+        if log_steps and (system.global_step % log_steps == 0 or system.global_step == 1):
+            data.write_with_log(self.outputs[0], system.network.backend.get_lr(self.model))

@@ -1,0 +1,92 @@
+"""`BestModelSaver`: keep the weights of a model at its best eval metric so far."""
+from __future__ import annotations
+
+import math
+from typing import Any, List, Optional
+
+from fe_core.data import Data
+from fe_core.trace.adapt.model_metric import ModelMetricTrace, model_name_of
+from fe_core.trace.io.model_saver import check_architecture_saving, save_model_files
+
+__all__ = ["BestModelSaver"]
+
+
+class BestModelSaver(ModelMetricTrace):
+    """Save the weights of the best model according to an evaluation metric.
+
+    At the end of every eval epoch the metric is compared with the best so far (strictly lower for 'min', strictly
+    higher for 'max'). On an improvement the weights are written atomically to
+    `<save_dir>/<model_name>_best_<metric>.<ext>` (`<ext>` is the backend's weight format: 'pt' for torch,
+    'weights.h5' for TensorFlow) and `FastEstimator-BestModelSaver: Saved model to <path>` is printed. Every eval
+    epoch it logs `since_best_<metric>` (eval epochs since the best one) and `<save_best_mode>_<metric>` (the best
+    value). With `load_best_final`, the best weights are loaded back into the model when training ends.
+
+    The metric is added to the monitored keys, so the eval Essential averages it over each epoch. `best`,
+    `since_best` and `model_path` are plain attributes, saved with a checkpoint.
+
+    Args:
+        model: A model built with `build`.
+        save_dir: The folder to save into (created if needed); None tracks the best value without saving.
+        metric: The eval key to watch; None for the model's loss (the loss_name of the UpdateOp that updates it).
+        save_best_mode: 'min' (lower is better) or 'max' (higher is better).
+        load_best_final: Load the best weights (if any were saved) into the model at the end of training.
+        save_architecture: Also save the whole model through the backend's `save_architecture` (where the backend
+            supports it; checked when training begins).
+
+    Raises:
+        ValueError: If `save_best_mode` is not 'min' or 'max'; when the Estimator attaches its System, if `metric` is
+            None and the model's loss cannot be inferred.
+
+    Example:
+        >>> # BestModelSaver(model, save_dir="/tmp/run", metric="accuracy", save_best_mode="max")
+        >>> # -> /tmp/run/model_best_accuracy.pt; logs since_best_accuracy and max_accuracy
+    """
+
+    def __init__(self,
+                 model: Any,
+                 save_dir: Optional[str],
+                 metric: Optional[str] = None,
+                 save_best_mode: str = "min",
+                 load_best_final: bool = False,
+                 save_architecture: bool = False) -> None:
+        if save_best_mode not in ("min", "max"):
+            raise ValueError(f"BestModelSaver save_best_mode must be 'min' or 'max', got {save_best_mode!r}")
+        self.save_best_mode = save_best_mode
+        super().__init__(model=model, metric=metric, mode="eval")
+        self.save_dir = save_dir
+        self.load_best_final = load_best_final
+        self.save_architecture = save_architecture
+        self.model_path: Optional[str] = None
+        self.since_best = 0
+        self.best: Any = math.inf if save_best_mode == "min" else -math.inf
+
+    def outputs_for(self, metric: str) -> List[str]:
+        return [f"since_best_{metric}", f"{self.save_best_mode}_{metric}"]
+
+    @property
+    def model_name(self) -> str:
+        """The saved file's name without extension: `<model_name>_best_<metric>`."""
+        return f"{model_name_of(self.model)}_best_{self.metric}"
+
+    def on_begin(self, data: Data) -> None:
+        check_architecture_saving(self, self.system.network.backend)
+
+    def on_epoch_end(self, data: Data) -> None:
+        current = self.read_metric(data)
+        if (current < self.best) if self.save_best_mode == "min" else (current > self.best):
+            self.best = current
+            self.since_best = 0
+            if self.save_dir:
+                paths = save_model_files(self.system.network.backend, self.model, self.save_dir, self.model_name,
+                                         save_architecture=self.save_architecture)
+                self.model_path = paths[0]
+                print(f"FastEstimator-BestModelSaver: Saved model to {self.model_path}")
+        else:
+            self.since_best += 1
+        data.write_with_log(self.outputs[0], self.since_best)
+        data.write_with_log(self.outputs[1], self.best)
+
+    def on_end(self, data: Data) -> None:
+        if self.load_best_final and self.model_path:
+            print(f"FastEstimator-BestModelSaver: Restoring model from {self.model_path}")
+            self.system.network.backend.load_weights(self.model, self.model_path)

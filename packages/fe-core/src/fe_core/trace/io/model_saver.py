@@ -1,0 +1,175 @@
+"""`ModelSaver`: save a model's weights every n epochs or steps, keeping the latest few; and `save_model_files`, the
+crash-safe write both model-saving traces use."""
+from __future__ import annotations
+
+import numbers
+import os
+import shutil
+from typing import Any, List, Optional, Union
+
+from fe_core.checkpoint.atomic_dir import fsync_directory, fsync_file
+from fe_core.data import Data
+from fe_core.trace.adapt.model_metric import model_name_of
+from fe_core.trace.freq import Freq, parse_freq
+from fe_core.trace.trace import Trace
+
+__all__ = ["ModelSaver", "save_model_files", "remove_model_files", "check_architecture_saving"]
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+def save_model_files(backend: Any, model: Any, save_dir: str, file_stem: str,
+                     save_architecture: bool = False) -> List[str]:
+    """Write `model`'s weights to `<save_dir>/<file_stem>.<backend.model_extension>` without ever leaving a partial
+    file there (and, if asked, the whole model through the backend).
+
+    The weights are written by `backend.save_weights` to a temporary sibling with the same extension, flushed to disk,
+    and moved into place with `os.replace`, so a crash during the write leaves the previous file intact. `save_dir` is
+    created if needed.
+
+    Args:
+        backend: The network's backend.
+        model: The model to save.
+        save_dir: The folder to write into.
+        file_stem: The file name without its extension ('<model_name>_epoch_3').
+        save_architecture: Also save the whole model (architecture included) with
+            `backend.save_architecture(model, <save_dir>/<file_stem>)`, which returns the path it wrote (see
+            `check_architecture_saving`).
+
+    Returns:
+        The paths written: the weights first, then the architecture's path if one was saved.
+
+    Example:
+        >>> # save_model_files(network.backend, model, "/tmp/run", "model_epoch_3")  -> ['/tmp/run/model_epoch_3.pt']
+    """
+    os.makedirs(save_dir, exist_ok=True)
+    extension = backend.model_extension
+    path = os.path.join(save_dir, f"{file_stem}.{extension}")
+    temporary = os.path.join(save_dir, f".{file_stem}.tmp-{os.getpid()}.{extension}")
+    try:
+        written = backend.save_weights(model, temporary) or temporary
+        fsync_file(written)
+        os.replace(written, path)
+    except BaseException:
+        _remove_quietly(temporary)
+        raise
+    fsync_directory(save_dir)
+    paths = [path]
+    if save_architecture:
+        paths.append(str(backend.save_architecture(model, os.path.join(save_dir, file_stem))))
+    return paths
+
+
+def remove_model_files(paths: List[str]) -> None:
+    """Delete what `save_model_files` wrote (files or folders); paths already gone are ignored."""
+    for path in paths:
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            _remove_quietly(path)
+
+
+def check_architecture_saving(trace: Trace, backend: Any) -> None:
+    """Raise if `trace.save_architecture` is set but `backend` cannot save architectures.
+
+    A backend supports it by defining `save_architecture(model, path_without_extension) -> path`.
+
+    Raises:
+        ValueError: Naming the trace and the backend.
+    """
+    if getattr(trace, "save_architecture", False) and not callable(getattr(backend, "save_architecture", None)):
+        raise ValueError(f"{type(trace).__name__} was asked to save_architecture, but the {backend.name!r} backend "
+                         f"cannot save model architectures; use save_architecture=False")
+
+
+def _model_saver_freq(frequency: Union[int, str]) -> Freq:
+    if isinstance(frequency, numbers.Integral) and not isinstance(frequency, bool):
+        if frequency < 1:
+            raise ValueError(f"ModelSaver frequency must be a positive number of epochs, got {frequency}")
+        return Freq(is_step=False, freq=int(frequency))  # FastEstimator: an integer frequency counts epochs
+    if not isinstance(frequency, str):
+        raise ValueError(f"ModelSaver frequency must be a positive int (epochs) or a string like 'epoch', '2e' or "
+                         f"'500s', got {frequency!r}")
+    freq = parse_freq(frequency)
+    if freq.freq < 1:
+        raise ValueError(f"ModelSaver frequency must be positive, got {frequency!r}")
+    return freq
+
+
+class ModelSaver(Trace):
+    """Save a model's weights during training, every `frequency` epochs (or steps).
+
+    Files are named `<model_name>_epoch_<epoch>.<ext>` (or `<model_name>_step_<step>.<ext>` for a step frequency) in
+    `save_dir`, where `<ext>` is the backend's weight format ('pt' for torch, 'weights.h5' for TensorFlow). Each file is
+    written atomically, then `FastEstimator-ModelSaver: Saved model to <path>` is printed. With `max_to_keep`, the
+    oldest files this trace saved are deleted once there are more than `max_to_keep`, printing
+    `FastEstimator-ModelSaver: Removed model <path> due to file number exceeding max_to_keep`. The list of saved files
+    (`saved_files`) is a plain attribute, saved with a checkpoint, so a resumed run goes on deleting the right files.
+
+    Args:
+        model: A model built with `build`.
+        save_dir: The folder to save into (created if needed); None saves nothing.
+        frequency: How often to save: a positive integer counts epochs (as in FastEstimator); a string may say
+            'epoch', 'step', '<n>e' (every n epochs) or '<n>s' (every n training steps).
+        max_to_keep: How many of the latest saves to keep; None or 0 keeps all.
+        save_architecture: Also save the whole model through the backend's `save_architecture` (where the backend
+            supports it; checked when training begins).
+
+    Raises:
+        ValueError: If `frequency` is not a positive integer or a recognised frequency string, or `max_to_keep` is
+            negative.
+
+    Example:
+        >>> # ModelSaver(model, save_dir="/tmp/ckpt", frequency=2, max_to_keep=3)  # model_epoch_2.pt, _4, _6, ...
+        >>> # ModelSaver(model, save_dir="/tmp/ckpt", frequency="500s")            # model_step_500.pt, ...
+    """
+
+    def __init__(self,
+                 model: Any,
+                 save_dir: Optional[str],
+                 frequency: Union[int, str] = 1,
+                 max_to_keep: Optional[int] = None,
+                 save_architecture: bool = False) -> None:
+        if max_to_keep is not None and (isinstance(max_to_keep, bool) or not isinstance(max_to_keep, int)
+                                        or max_to_keep < 0):
+            raise ValueError(f"ModelSaver max_to_keep must be None or a non-negative integer, got {max_to_keep!r}")
+        freq = _model_saver_freq(frequency)
+        super().__init__(mode="train")
+        self.model = model
+        self.save_dir = save_dir
+        self.frequency = frequency
+        self.per_step = freq.is_step
+        self.every = freq.freq
+        self.max_to_keep = max_to_keep or 0
+        self.save_architecture = save_architecture
+        self.saved_files: List[List[str]] = []  # the paths of each save, oldest first
+
+    def on_begin(self, data: Data) -> None:
+        check_architecture_saving(self, self.system.network.backend)
+
+    def on_batch_end(self, data: Data) -> None:
+        if self.per_step and self.system.global_step % self.every == 0:
+            self._save(f"{model_name_of(self.model)}_step_{self.system.global_step}")
+
+    def on_epoch_end(self, data: Data) -> None:
+        if not self.per_step and self.system.epoch_idx % self.every == 0:
+            self._save(f"{model_name_of(self.model)}_epoch_{self.system.epoch_idx}")
+
+    def _save(self, file_stem: str) -> None:
+        if not self.save_dir:
+            return
+        paths = save_model_files(self.system.network.backend, self.model, self.save_dir, file_stem,
+                                 save_architecture=self.save_architecture)
+        print(f"FastEstimator-ModelSaver: Saved model to {paths[0]}")
+        # a file saved again under the same name (a second fit) is the newest now, not a second entry
+        self.saved_files = [files for files in self.saved_files if files[0] != paths[0]]
+        self.saved_files.append(paths)
+        while self.max_to_keep and len(self.saved_files) > self.max_to_keep:
+            old = self.saved_files.pop(0)
+            remove_model_files(old)
+            print(f"FastEstimator-ModelSaver: Removed model {old[0]} due to file number exceeding max_to_keep")
