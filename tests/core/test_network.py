@@ -58,6 +58,8 @@ def test_predictions_are_converted_only_when_read(numpy_backend):
     result["mse"]
     assert len(conversions) == 1  # cached after the first read
     assert set(result) == {"x", "y", "y_pred", "mse"}
+    assert set(dict(result)) == {"x", "y", "y_pred", "mse"}  # reading while iterating converts safely
+    assert len(conversions) == 2 and list(result).count("y_pred") == 1
 
 
 def test_update_changes_weights_in_train_not_in_eval_or_warmup():

@@ -63,9 +63,10 @@ class PredictionBatch(MutableMapping[str, Any]):
             raise KeyError(key)
 
     def __iter__(self) -> Iterator[str]:
-        yield from self._pending
-        for key in self._batch:
-            if key not in self._pending:
+        pending = list(self._pending)  # reading a key while iterating converts it: iterate over snapshots
+        yield from pending
+        for key in list(self._batch):
+            if key not in pending:
                 yield key
 
     def __len__(self) -> int:
