@@ -7,3 +7,8 @@ from fe_core.trace.trace import PER_DS_HOOKS, TRACE_HOOKS, PerDSTrace, Trace, im
 
 __all__ = ["Trace", "PerDSTrace", "implemented_hooks", "TRACE_HOOKS", "PER_DS_HOOKS", "TrainEssential",
            "EvalEssential", "TestEssential", "Logger", "sort_traces", "Freq", "parse_freq"]
+
+# The trace libraries (imported after the base classes they build on).
+from fe_core.trace import adapt, io, metric  # noqa: E402  pylint: disable=wrong-import-position
+
+__all__ += ["adapt", "io", "metric"]

@@ -1,0 +1,59 @@
+"""`MCC`: the Matthews correlation coefficient."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Union
+
+import numpy as np
+
+from fe_core.trace.metric._class_score import check_metric_kwargs
+from fe_core.trace.metric._confusion import mcc_from_confusion
+from fe_core.trace.metric.metric import ConfusionMetric
+
+__all__ = ["MCC"]
+
+
+class MCC(ConfusionMetric):
+    """A trace which computes the Matthews Correlation Coefficient for a given set of predictions.
+
+    This is a preferable metric to accuracy or F1 score since it automatically corrects for class imbalances and does
+    not depend on the choice of target class (https://www.ncbi.nlm.nih.gov/pmc/articles/PMC6941312/). Ideal value is
+    1, a value of 0 means your predictions are completely uncorrelated with the true data. A value less than zero
+    implies anti-correlation (you should invert your classifier predictions in order to do better). The multi-class
+    form is used for more than two classes (as sklearn's `matthews_corrcoef`); when it is undefined (every label or
+    every prediction the same class) the value is 0.0.
+
+    Args:
+        true_key: Name of the key that corresponds to ground truth in the batch dictionary.
+        pred_key: Name of the key that corresponds to predicted score in the batch dictionary.
+        mode: What mode(s) to execute this Trace in. For example, "train", "eval", "test", or "infer". To execute
+            regardless of mode, pass None. To execute in all modes except for a particular one, you can pass an argument
+            like "!infer" or "!train".
+        ds_id: What dataset id(s) to execute this Trace in. To execute regardless of ds_id, pass None. To execute in all
+            ds_ids except for a particular one, you can pass an argument like "!ds1".
+        output_name: What to call the output from this trace (for example in the logger output).
+        per_ds: Whether to automatically compute this metric individually for every ds_id it runs on, in addition to
+            computing an aggregate across all ds_ids on which it runs. This is automatically False if `output_name`
+            contains a "|" character.
+        **kwargs: Accepted for compatibility with FastEstimator, which passes them to sklearn; fe supports none
+            (`sample_weight` would need every prediction stored).
+
+    Raises:
+        ValueError: If `kwargs` is not empty.
+
+    Example:
+        >>> # MCC("y", "y_pred") logs 'mcc', and 'mcc|ds1', 'mcc|ds2' with two named eval datasets
+    """
+
+    def __init__(self,
+                 true_key: str,
+                 pred_key: str,
+                 mode: Union[None, str, Iterable[str]] = ("eval", "test"),
+                 ds_id: Union[None, str, Iterable[str]] = None,
+                 output_name: str = "mcc",
+                 per_ds: bool = True,
+                 **kwargs: Any) -> None:
+        check_metric_kwargs(type(self).__name__, kwargs, ())
+        super().__init__(true_key, pred_key, mode=mode, ds_id=ds_id, output_name=output_name, per_ds=per_ds)
+
+    def compute(self, confusion: np.ndarray, binary: bool) -> float:
+        return mcc_from_confusion(confusion)

@@ -1,0 +1,169 @@
+"""`ConfusionMetric`: the base of the classification metric traces, which all count a confusion matrix per dataset."""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Optional, Union
+
+import numpy as np
+
+from fe_core.containers import to_list
+from fe_core.data import Data, DSData
+from fe_core.modes import ds_id_matches
+from fe_core.trace.metric._confusion import confusion_counts, merge_confusions, to_class_indices
+from fe_core.trace.trace import PerDSTrace
+
+__all__ = ["ConfusionMetric"]
+
+
+class ConfusionMetric(PerDSTrace):
+    """A classification metric computed from a confusion matrix accumulated over an epoch.
+
+    Each batch's labels (`true_key`) and predictions (`pred_key`) are turned into class indices (see below) and
+    counted into one confusion matrix per dataset, so memory is O(C^2) however long the epoch. At the end of each
+    named dataset the metric is logged as `<output_name>|<ds_id>` (when `per_ds`), and at the end of the epoch as
+    `<output_name>` over every dataset together.
+
+    Accepted shapes (leading axes beyond the first, as in per-pixel labels, are flattened):
+
+    - labels: class indices (N,) or (N, 1), or one-hot / soft labels (N, C) (argmax is taken). Float indices are
+      rounded.
+    - predictions: class scores (N, C) with C > 1 (argmax), or one binary score per sample (N,) or (N, 1), which is
+      a probability thresholded at 0.5 (a logit thresholded at 0 with `from_logits`). Integer predictions of one
+      value per sample are taken as class indices.
+
+    Subclasses implement `compute(confusion, binary)`.
+
+    Args:
+        true_key: The key of the ground truth.
+        pred_key: The key of the predictions.
+        mode: Mode(s) to run in.
+        ds_id: Dataset id(s) to run on.
+        output_name: The key to log the metric under.
+        per_ds: Also log the metric of each named dataset as `<output_name>|<ds_id>`. Automatically False when
+            `output_name` contains '|'.
+        num_classes: A fixed number of classes (the matrix size); a class index at or above it is an error. None: the
+            number of classes is the prediction's class axis (2 for binary scores), grown to fit any larger index.
+        from_logits: Whether single-score predictions are logits (threshold 0) instead of probabilities (0.5).
+
+    Attributes:
+        confusions: The counts of the current epoch, per ds_id ('' for an unnamed dataset).
+        binary: Per ds_id, whether every prediction so far was a single binary score.
+    """
+
+    def __init__(self,
+                 true_key: str,
+                 pred_key: str,
+                 mode: Union[None, str, Iterable[str]] = ("eval", "test"),
+                 ds_id: Union[None, str, Iterable[str]] = None,
+                 output_name: str = "metric",
+                 per_ds: bool = True,
+                 num_classes: Optional[int] = None,
+                 from_logits: bool = False) -> None:
+        if not isinstance(output_name, str):
+            raise TypeError(f"{type(self).__name__} output_name must be a string, got {output_name!r}")
+        super().__init__(inputs=[true_key, pred_key], outputs=output_name, mode=mode, ds_id=ds_id)
+        if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
+                                        or num_classes < 1):
+            raise ValueError(f"{type(self).__name__} num_classes must be a positive integer or None, got "
+                             f"{num_classes!r}")
+        self.per_ds = bool(per_ds) and "|" not in output_name
+        self.num_classes = num_classes
+        self.from_logits = from_logits
+        self.confusions: Dict[str, np.ndarray] = {}
+        self.binary: Dict[str, bool] = {}
+
+    @property
+    def true_key(self) -> str:
+        """The key of the ground truth."""
+        return self.inputs[0]
+
+    @property
+    def pred_key(self) -> str:
+        """The key of the predictions."""
+        return self.inputs[1]
+
+    @property
+    def output_name(self) -> str:
+        """The key the metric is logged under."""
+        return self.outputs[0]
+
+    def get_outputs(self, ds_ids: Union[None, str, List[str]]) -> List[str]:
+        """`output_name`, plus `output_name|ds_id` for each named dataset this trace runs on (when `per_ds`).
+
+        Example:
+            >>> from fe_core.trace.metric import Accuracy
+            >>> Accuracy("y", "y_pred").get_outputs(["ds1", "ds2"])
+            ['accuracy', 'accuracy|ds1', 'accuracy|ds2']
+        """
+        outputs = list(self.outputs)
+        if self.per_ds:
+            outputs += [f"{name}|{ds_id}" for ds_id in to_list(ds_ids) if ds_id and ds_id_matches(self.ds_id, ds_id)
+                        for name in self.outputs]
+        return outputs
+
+    def on_epoch_begin(self, data: Data) -> None:
+        self.confusions = {}
+        self.binary = {}
+
+    def on_batch_end(self, data: Data) -> None:
+        ds_id = self.system.ds_id
+        try:
+            true_idx, pred_idx, implied, binary = to_class_indices(data[self.true_key], data[self.pred_key],
+                                                                   threshold=0.0 if self.from_logits else 0.5)
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"{self._where(ds_id)}: {err}") from err
+        fixed = self.num_classes
+        largest = max(int(true_idx.max()), int(pred_idx.max())) + 1 if true_idx.size else 0
+        if fixed is not None:
+            if largest > fixed:
+                raise ValueError(f"{self._where(ds_id)}: found class index {largest - 1}, but num_classes is {fixed}")
+            size = fixed
+        else:
+            size = max(implied, largest)
+        matrix = self.confusions.get(ds_id)
+        if matrix is None:
+            matrix = np.zeros((size, size), dtype=np.int64)
+        elif matrix.shape[0] < size:
+            matrix = merge_confusions([matrix, np.zeros((size, size), dtype=np.int64)])
+        size = matrix.shape[0]
+        matrix += confusion_counts(true_idx, pred_idx, size)
+        self.confusions[ds_id] = matrix
+        self.binary[ds_id] = binary and size == 2 and self.binary.get(ds_id, True)
+
+    def on_ds_end(self, data: Data) -> None:
+        ds_id = self.system.ds_id
+        if self.per_ds and ds_id:
+            value = self._result([ds_id])
+            if isinstance(data, DSData):  # the Estimator's per-dataset view adds the '|ds_id' itself
+                data.write_with_log(self.output_name, value)
+            else:
+                data.write_with_log(f"{self.output_name}|{ds_id}", value)
+
+    def on_epoch_end(self, data: Data) -> None:
+        data.write_with_log(self.output_name, self._result(list(self.confusions)))
+
+    def compute(self, confusion: np.ndarray, binary: bool) -> Any:
+        """The metric's value from a confusion matrix.
+
+        Args:
+            confusion: Counts, rows are true classes and columns predicted classes.
+            binary: Whether every prediction counted was a single binary score (and there are two classes).
+
+        Returns:
+            The value to log.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement compute(confusion, binary)")
+
+    def _result(self, ds_ids: List[str]) -> Any:
+        present = [ds_id for ds_id in ds_ids if ds_id in self.confusions]
+        if not present:  # no batch was seen
+            size = self.num_classes or 0
+            return self.compute(np.zeros((size, size), dtype=np.int64), False)
+        confusion = merge_confusions([self.confusions[ds_id] for ds_id in present])
+        return self.compute(confusion, all(self.binary[ds_id] for ds_id in present) and confusion.shape[0] == 2)
+
+    def _where(self, ds_id: str) -> str:
+        system = getattr(self, "system", None)
+        mode = getattr(system, "mode", None)
+        epoch = getattr(system, "epoch_idx", None)
+        return (f"{type(self).__name__} (true_key {self.true_key!r}, pred_key {self.pred_key!r}) in mode {mode!r}, "
+                f"epoch {epoch}, ds_id {ds_id!r}")

@@ -1,0 +1,51 @@
+"""`Precision`: of the samples predicted as a class, the fraction that truly belong to it."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Union
+
+from fe_core.trace.metric._class_score import ClassScoreMetric
+
+__all__ = ["Precision"]
+
+
+class Precision(ClassScoreMetric):
+    """Computes precision (tp / (tp + fp)) for a classification task and reports it back to the logger.
+
+    Binary predictions (one score per sample) log the precision of the positive class (a float); multi-class
+    predictions log one precision per class (an array) unless `average` is given. A class that is never predicted has
+    precision `zero_division` (0.0), without a warning. Counts are accumulated per batch (see `ConfusionMetric`).
+
+    Args:
+        true_key: Name of the key that corresponds to ground truth in the batch dictionary.
+        pred_key: Name of the key that corresponds to predicted score in the batch dictionary.
+        mode: What mode(s) to execute this Trace in. For example, "train", "eval", "test", or "infer". To execute
+            regardless of mode, pass None. To execute in all modes except for a particular one, you can pass an argument
+            like "!infer" or "!train".
+        ds_id: What dataset id(s) to execute this Trace in. To execute regardless of ds_id, pass None. To execute in all
+            ds_ids except for a particular one, you can pass an argument like "!ds1".
+        output_name: Name of the key to store to the state.
+        per_ds: Whether to automatically compute this metric individually for every ds_id it runs on, in addition to
+            computing an aggregate across all ds_ids on which it runs. This is automatically False if `output_name`
+            contains a "|" character.
+        **kwargs: scikit-learn style options: `average` (None, 'binary', 'micro', 'macro' or 'weighted'; default
+            'binary' for binary predictions, None otherwise), `labels` (class indices to report or average over),
+            `pos_label` (the positive class for 'binary', default 1) and `zero_division` (default 0).
+
+    Raises:
+        ValueError: One of ["y_true", "y_pred"], or an unsupported argument, exists in `kwargs`.
+
+    Example:
+        >>> # Precision("y", "y_pred", average="macro") logs one number: the mean of the per-class precisions.
+    """
+
+    kind = "precision"
+
+    def __init__(self,
+                 true_key: str,
+                 pred_key: str,
+                 mode: Union[None, str, Iterable[str]] = ("eval", "test"),
+                 ds_id: Union[None, str, Iterable[str]] = None,
+                 output_name: str = "precision",
+                 per_ds: bool = True,
+                 **kwargs: Any) -> None:
+        super().__init__(true_key, pred_key, mode=mode, ds_id=ds_id, output_name=output_name, per_ds=per_ds, **kwargs)
