@@ -1,0 +1,46 @@
+"""`LeNet`: a small convolutional classifier (FastEstimator's TensorFlow LeNet)."""
+from __future__ import annotations
+
+from typing import Tuple
+
+import keras
+from keras import layers
+
+__all__ = ["LeNet"]
+
+
+def LeNet(input_shape: Tuple[int, int, int] = (28, 28, 1), classes: int = 10) -> keras.Model:  # noqa: N802
+    """A LeNet with 3 convolutional and 2 dense layers, ending in a softmax.
+
+    conv32-pool-conv64-pool-conv64-flatten-dense64-dense(classes, softmax); the softmax runs in float32 so mixed
+    precision models still output float32 probabilities.
+
+    Args:
+        input_shape: (height, width, channels) of the images; height and width must be at least 18.
+        classes: The number of classes.
+
+    Returns:
+        An uncompiled Keras model; pass it to `fe.build` (as `model_fn=LeNet`).
+
+    Raises:
+        ValueError: If `input_shape` is not 3-dimensional or too small.
+
+    Example:
+        >>> # model = fe.build(model_fn=lambda: LeNet(input_shape=(32, 32, 3)), optimizer_fn="adam")  # doctest: +SKIP
+    """
+    if len(input_shape) != 3:
+        raise ValueError(f"LeNet input_shape must be (height, width, channels), got {input_shape}")
+    if input_shape[0] < 18 or input_shape[1] < 18:
+        raise ValueError(f"LeNet needs images of at least 18x18, got input_shape {input_shape}")
+    return keras.Sequential([
+        keras.Input(shape=input_shape),
+        layers.Conv2D(32, (3, 3), activation="relu"),
+        layers.MaxPooling2D((2, 2)),
+        layers.Conv2D(64, (3, 3), activation="relu"),
+        layers.MaxPooling2D((2, 2)),
+        layers.Conv2D(64, (3, 3), activation="relu"),
+        layers.Flatten(),
+        layers.Dense(64, activation="relu"),
+        layers.Dense(classes),
+        layers.Activation("softmax", dtype="float32"),
+    ])

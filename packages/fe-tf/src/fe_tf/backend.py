@@ -1,0 +1,221 @@
+"""`TFBackend`: the 'tf' entry of fe's backend registry (TensorFlow 2.16+ with Keras 3).
+
+It classifies Keras models (without importing anything when Keras is not loaded), makes `TFNetwork`s, compiles models
+with optimizers (`fe.build`), provides the kernels of the generic ops (`fe_tf.kernels`), converts tensors, saves and
+loads weights and optimizer state (`fe_tf.checkpoint`), reads and sets learning rates, seeds TensorFlow and Keras, and
+stores MirroredStrategy objects in checkpoints (`fe_tf.distribute`).
+
+Random state: `get_rng_state` returns plain data for what TensorFlow keeps as state, namely the global
+`tf.random.Generator` and Keras' global `SeedGenerator` (used by unseeded `keras.random` calls), each only if it
+exists; None when neither does. TensorFlow's stateless op-level seeding (`tf.random.set_seed` plus per-op counters)
+has no state to save, and the seed generators of layers such as Dropout are saved with the model
+(`fe_tf.checkpoint`).
+
+Example:
+    >>> # from fe_core.backend import get_backend
+    >>> # backend = get_backend("tf")            # imports fe_tf (and TensorFlow)  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Dict, Iterator, List, Optional, Sequence
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from fe_core.backend import Backend, StateReducer
+from fe_core.schedule import Scheduler
+from fe_tf import checkpoint
+from fe_tf.distribute import MIRRORED_STRATEGY_REDUCER, active_mirrored_strategy, ensure_multi_gpu_strategy
+from fe_tf.kernels import TFKernels, prepare_accumulators
+from fe_tf.network import TFNetwork
+from fe_tf.optimizers import build_optimizers, get_learning_rate, set_learning_rate
+from fe_tf.precision import precision_policy
+
+__all__ = ["TFBackend"]
+
+
+def _current_optimizer(model: Any, action: str) -> Any:
+    optimizer = getattr(model, "current_optimizer", None)
+    if optimizer is None:
+        name = getattr(model, "model_name", getattr(model, "name", "model"))
+        raise ValueError(f"Cannot {action} the learning rate of model {name!r}: it has no (current) optimizer")
+    return optimizer
+
+
+class TFBackend(TFKernels, Backend):
+    """The TensorFlow / Keras 3 backend."""
+
+    name = "tf"
+    framework_module = "tensorflow"
+    model_extension = "weights.h5"
+
+    # ------------------------------------------------------------------ models
+    def owns_model(self, obj: Any) -> bool:
+        """Whether `obj` is a Keras 3 model (never imports Keras)."""
+        keras_module = sys.modules.get("keras")
+        return keras_module is not None and isinstance(obj, keras_module.Model)
+
+    def make_network(self, ops: Sequence[Any], pops: Optional[Sequence[Any]], slicers: Optional[Sequence[Any]]
+                     ) -> TFNetwork:
+        """A `TFNetwork` of these ops."""
+        return TFNetwork(ops, pops, slicers)
+
+    @contextlib.contextmanager
+    def build_scope(self, mixed_precision: bool) -> Iterator[None]:
+        """The dtype policy (`mixed_float16` or `float32`) while `model_fn` runs; on a multi-GPU machine a global
+        MirroredStrategy is set first (as FastEstimator does), so models are built with mirrored variables."""
+        ensure_multi_gpu_strategy()
+        with precision_policy(mixed_precision):
+            yield
+
+    def compile_model(self, model: Any, optimizer_fn: Any, weights_path: Optional[str], model_name: str,
+                      mixed_precision: bool) -> Any:
+        """Attach name, optimizer(s) (built now, in the active strategy's scope) and precision to a Keras model.
+
+        Raises:
+            ValueError: For an unknown optimizer name.
+            TypeError: For an optimizer_fn of the wrong kind.
+            FileNotFoundError: If `weights_path` does not exist.
+        """
+        with tf.distribute.get_strategy().scope():
+            optimizer = build_optimizers(optimizer_fn, model, mixed_precision, model_name)
+        model.model_name = model_name
+        model.optimizer = optimizer
+        model.current_optimizer = optimizer.get_current_value(1) if isinstance(optimizer, Scheduler) else optimizer
+        model.mixed_precision = mixed_precision
+        model.fe_compiled = True
+        if weights_path:
+            checkpoint.load_weights(model, weights_path)
+        return model
+
+    # ------------------------------------------------------------------ tensors and devices
+    def to_tensor(self, data: Any, device: Any = None) -> Any:
+        """numpy arrays (nested in dicts, lists, tuples) to tf tensors."""
+        if isinstance(data, dict):
+            return {key: self.to_tensor(value) for key, value in data.items()}
+        if isinstance(data, (list, tuple)):
+            return type(data)(self.to_tensor(value) for value in data)
+        if isinstance(data, (np.ndarray, np.generic, int, float, bool)):
+            return tf.convert_to_tensor(data)
+        return data
+
+    def to_numpy(self, data: Any) -> Any:
+        """tf tensors and variables (nested in dicts, lists, tuples) to numpy."""
+        if isinstance(data, (tf.Tensor, tf.Variable)):
+            return data.numpy()
+        if isinstance(data, dict):
+            return {key: self.to_numpy(value) for key, value in data.items()}
+        if isinstance(data, (list, tuple)):
+            return type(data)(self.to_numpy(value) for value in data)
+        if isinstance(data, keras.Variable):
+            return data.numpy()
+        return data
+
+    def num_devices(self) -> int:
+        """The number of GPUs TensorFlow sees."""
+        return len(tf.config.list_physical_devices("GPU"))
+
+    def is_native_dataset(self, dataset: Any) -> bool:
+        """Whether `dataset` is a `tf.data.Dataset` (only checked when TensorFlow is loaded)."""
+        tf_module = sys.modules.get("tensorflow")
+        return tf_module is not None and isinstance(dataset, tf_module.data.Dataset)
+
+    # ------------------------------------------------------------------ state
+    def save_model(self, model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
+        """Write `<name>.weights.h5` (and `<name>_opt.npz`); return the file names."""
+        return checkpoint.save_model(model, save_dir, save_optimizer)
+
+    def load_model(self, model: Any, load_dir: str, load_optimizer: bool) -> None:
+        """Read what `save_model` wrote back into `model`."""
+        checkpoint.load_model(model, load_dir, load_optimizer)
+
+    def get_lr(self, model: Any) -> float:
+        """The learning rate of the model's current optimizer."""
+        return get_learning_rate(_current_optimizer(model, "read"))
+
+    def set_lr(self, model: Any, lr: float) -> None:
+        """Set the learning rate of the model's current optimizer."""
+        set_learning_rate(_current_optimizer(model, "set"), lr)
+
+    def seed(self, seed: int) -> None:
+        """Seed python, numpy, TensorFlow and Keras (`keras.utils.set_random_seed`), reset the global
+        `tf.random.Generator`, and switch TensorFlow to deterministic kernels."""
+        keras.utils.set_random_seed(seed)
+        tf.random.set_global_generator(tf.random.Generator.from_seed(seed))
+        tf.config.experimental.enable_op_determinism()
+
+    def get_rng_state(self) -> Optional[Dict[str, Any]]:
+        """The global `tf.random.Generator` and Keras global SeedGenerator states (plain data), or None."""
+        from keras.src.backend.common import global_state  # pylint: disable=import-outside-toplevel
+        from tensorflow.python.ops import stateful_random_ops  # pylint: disable=import-outside-toplevel
+        state: Dict[str, Any] = {}
+        generator = stateful_random_ops.global_generator
+        if generator is not None:
+            state["tf_generator"] = {"state": generator.state.numpy(), "algorithm": int(generator.algorithm)}
+        seed_generator = global_state.get_global_attribute("global_seed_generator")
+        if seed_generator is not None:
+            state["keras_seed_generator"] = np.array(seed_generator.state.numpy())
+        return state or None
+
+    def set_rng_state(self, state: Any) -> None:
+        """Restore what `get_rng_state` returned."""
+        if not isinstance(state, dict):
+            raise ValueError(f"The tf random state should be a dict, got {type(state).__name__}")
+        if "tf_generator" in state:
+            saved = state["tf_generator"]
+            generator = tf.random.get_global_generator()
+            if int(generator.algorithm) == int(saved["algorithm"]):
+                generator.reset(np.asarray(saved["state"]))  # in place: traced functions keep their reference
+            else:
+                tf.random.set_global_generator(tf.random.Generator.from_state(np.asarray(saved["state"]),
+                                                                              saved["algorithm"]))
+        if "keras_seed_generator" in state:
+            from keras.src.random.seed_generator import global_seed_generator  # pylint: disable=import-outside-toplevel
+            global_seed_generator().state.assign(np.asarray(state["keras_seed_generator"]))
+
+    def get_update_state(self, op: Any) -> Dict[str, Any]:
+        """The gradient-accumulation state of an `UpdateOp(merge_grad=n)` as plain data (for checkpoints).
+
+        Returns:
+            `{"count": steps seen, "accumulators": [numpy arrays]}` (each accumulator summed over replicas), or {}
+            before the op has run.
+        """
+        backend_state = op.fe_backend_state
+        if "count" not in backend_state:
+            return {}
+        saved: Dict[str, Any] = {"count": int(backend_state["count"])}
+        if "accumulators" in backend_state:
+            saved["accumulators"] = [np.array(variable.numpy()) for variable in backend_state["accumulators"]]
+        return saved
+
+    def set_update_state(self, op: Any, saved: Dict[str, Any]) -> None:
+        """Restore what `get_update_state` returned (the accumulators are created first if needed).
+
+        Raises:
+            ValueError: If the saved accumulators do not match the model's trainable variables.
+        """
+        if not saved:
+            return
+        if "accumulators" in saved:
+            prepare_accumulators(op, active_mirrored_strategy())
+            accumulators = op.fe_backend_state["accumulators"]
+            if len(accumulators) != len(saved["accumulators"]) or any(
+                    tuple(variable.shape) != np.shape(value)
+                    for variable, value in zip(accumulators, saved["accumulators"])):
+                raise ValueError(f"Saved gradient accumulators of UpdateOp for model "
+                                 f"{getattr(op.model, 'model_name', '?')!r} do not match its trainable variables")
+            for variable, value in zip(accumulators, saved["accumulators"]):
+                variable.assign(value)
+        op.fe_backend_state["count"] = int(saved["count"])
+
+    def state_reducers(self) -> List[StateReducer]:
+        """The MirroredStrategy reducer (stored as nothing, restored as the strategy active at load time)."""
+        return [MIRRORED_STRATEGY_REDUCER]
+
+    def default_device(self) -> Any:
+        """None: TensorFlow places tensors itself."""
+        return None
+

@@ -1,0 +1,154 @@
+"""Saving and loading Keras 3 models with their optimizer state.
+
+Files written into a directory for a model named `name`:
+
+* `<name>.weights.h5`: the weights, in Keras 3's own format (`model.save_weights`).
+* `<name>_opt.npz` (when the optimizer is saved): every variable of every optimizer the model has (all the values of
+  an optimizer Scheduler), stored by position as `opt<i>/<j>` with their paths in `opt<i>/paths` for checking, plus
+  the loss-scale state of mixed precision (it is part of a `LossScaleOptimizer`'s variables) and the states of the
+  model's random seed generators (`rng/<j>`, e.g. Dropout's), which `save_weights` leaves out. Read back with
+  `allow_pickle=False`.
+
+Example:
+    >>> # files = save_model(model, "/tmp/ckpt", save_optimizer=True)  # ['model.weights.h5', 'model_opt.npz']
+    >>> # load_model(model, "/tmp/ckpt", load_optimizer=True)  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from typing import Any, Dict, Iterator, List
+
+import numpy as np
+
+from fe_tf.optimizers import scheduled_optimizers
+
+__all__ = ["weights_file", "optimizer_file", "save_model", "load_model", "load_weights"]
+
+
+def weights_file(model_name: str) -> str:
+    """The file name of a model's weights."""
+    return f"{model_name}.weights.h5"
+
+
+def optimizer_file(model_name: str) -> str:
+    """The file name of a model's optimizer (and random generator) state."""
+    return f"{model_name}_opt.npz"
+
+
+def _model_name(model: Any) -> str:
+    return str(getattr(model, "model_name", None) or getattr(model, "name", "model"))
+
+
+def _seed_variables(model: Any) -> List[Any]:
+    """The model's variables that are not weights: the states of its layers' random seed generators."""
+    weights = {id(variable) for variable in model.weights}
+    return [variable for variable in model.variables if id(variable) not in weights]
+
+
+@contextlib.contextmanager
+def _optimizers_detached(model: Any) -> Iterator[None]:
+    """Hide the optimizers fe attaches to the model while Keras saves or loads weights.
+
+    Keras 3 walks a model's attributes and would otherwise write `model.current_optimizer`'s variables into the
+    weights file (and read them back even when the optimizer is not to be loaded).
+    """
+    attached = {name: model.__dict__[name] for name in ("optimizer", "current_optimizer") if name in model.__dict__}
+    for name in attached:
+        setattr(model, name, None)
+    try:
+        yield
+    finally:
+        for name, value in attached.items():
+            setattr(model, name, value)
+
+
+def load_weights(model: Any, path: str) -> None:
+    """Load weights into `model` from a Keras file (`.weights.h5`, `.keras`, or a legacy `.h5`).
+
+    Raises:
+        FileNotFoundError: If `path` does not exist (the message names the model).
+    """
+    path = os.path.abspath(os.path.expanduser(str(path)))
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"Weights file {path!r} for model {_model_name(model)!r} does not exist")
+    with _optimizers_detached(model):
+        model.load_weights(path)
+
+
+def save_model(model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
+    """Save the model's weights (and optimizer state) into `save_dir`.
+
+    Args:
+        model: A Keras model built with `fe.build`.
+        save_dir: An existing directory.
+        save_optimizer: Whether to write the optimizer state too.
+
+    Returns:
+        The names of the files written, relative to `save_dir`.
+    """
+    name = _model_name(model)
+    files = [weights_file(name)]
+    with _optimizers_detached(model), warnings.catch_warnings():
+        # Keras' h5 writer converts TensorFlow variables with np.array(copy=False), which numpy 2 reports
+        warnings.filterwarnings("ignore", message="__array__ implementation doesn't accept a copy keyword",
+                                category=DeprecationWarning)
+        model.save_weights(os.path.join(save_dir, files[0]))
+    if save_optimizer:
+        arrays: Dict[str, np.ndarray] = {}
+        optimizers = scheduled_optimizers(getattr(model, "optimizer", None))
+        arrays["count"] = np.asarray(len(optimizers))
+        for index, optimizer in enumerate(optimizers):
+            variables = list(optimizer.variables)
+            arrays[f"opt{index}/paths"] = np.asarray([variable.path for variable in variables], dtype=np.str_)
+            for position, variable in enumerate(variables):
+                arrays[f"opt{index}/{position}"] = np.asarray(variable.numpy())
+        for position, variable in enumerate(_seed_variables(model)):
+            arrays[f"rng/{position}"] = np.asarray(variable.numpy())
+        files.append(optimizer_file(name))
+        with open(os.path.join(save_dir, files[1]), "wb") as file:
+            np.savez(file, **arrays)
+    return files
+
+
+def _assign(variable: Any, value: np.ndarray, what: str, path: str) -> None:
+    if tuple(variable.shape) != tuple(value.shape):
+        raise ValueError(f"{path}: {what} ({variable.path}) has shape {tuple(variable.shape)} but the file holds "
+                         f"{tuple(value.shape)}; the model or optimizer differs from the one saved")
+    variable.assign(value.astype(variable.dtype.name if hasattr(variable.dtype, "name") else variable.dtype))
+
+
+def load_model(model: Any, load_dir: str, load_optimizer: bool) -> None:
+    """Load what `save_model` wrote for this model (matched by its `model_name`).
+
+    Raises:
+        FileNotFoundError: If a file is missing.
+        ValueError: If the optimizer state does not fit the model's optimizers.
+    """
+    name = _model_name(model)
+    load_weights(model, os.path.join(load_dir, weights_file(name)))
+    if not load_optimizer:
+        return
+    path = os.path.join(load_dir, optimizer_file(name))
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"Optimizer state file {path!r} for model {name!r} does not exist")
+    optimizers = scheduled_optimizers(getattr(model, "optimizer", None))
+    with np.load(path, allow_pickle=False) as saved:
+        count = int(saved["count"])
+        if count != len(optimizers):
+            raise ValueError(f"{path}: holds the state of {count} optimizer(s) but model {name!r} has "
+                             f"{len(optimizers)}")
+        for index, optimizer in enumerate(optimizers):
+            variables = list(optimizer.variables)
+            saved_count = len(saved[f"opt{index}/paths"])
+            if saved_count != len(variables):
+                raise ValueError(f"{path}: optimizer {index} of model {name!r} has {len(variables)} variables but "
+                                 f"{saved_count} were saved")
+            for position, variable in enumerate(variables):
+                _assign(variable, saved[f"opt{index}/{position}"], f"optimizer {index} variable {position}", path)
+        seeds = _seed_variables(model)
+        for position, variable in enumerate(seeds):
+            key = f"rng/{position}"
+            if key in saved.files:
+                _assign(variable, saved[key], f"random seed state {position}", path)

@@ -1,0 +1,283 @@
+"""The TensorFlow kernels of fe's generic TensorOps: model call, gradients and update, losses, argmax.
+
+Each kernel has the contract of `TensorOp.forward(data, state)` and runs eagerly or inside the Network's
+`tf.function`. Losses follow Keras 3 semantics (`keras.losses` functions) and return one value per sample unless
+`average_loss`; predictions in float16 (mixed precision) are cast to float32 first.
+
+Gradient accumulation (`UpdateOp(merge_grad=n)`): per-step gradients are added to accumulator variables that the
+Network creates before tracing (`prepare_accumulators`); the Network decides in Python, per step, whether this is the
+n-th step (`state['merge_apply']`), and only then is the optimizer called, with the mean of the n gradients.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Dict, Iterator, List, Optional, Sequence
+
+import keras
+import tensorflow as tf
+
+from fe_tf.precision import is_loss_scaled, loss_scale, scale_loss, to_full_precision
+
+__all__ = ["TFKernels", "prepare_accumulators", "accumulator_key"]
+
+
+@contextlib.contextmanager
+def _not_recording(tape: Any) -> Iterator[None]:
+    """Pause `tape` (when it is recording) so gradient and optimizer computations are not recorded."""
+    if tape is not None and getattr(tape, "_recording", False):
+        with tape.stop_recording():
+            yield
+    else:
+        yield
+
+
+def _model_name(model: Any) -> str:
+    return str(getattr(model, "model_name", None) or getattr(model, "name", type(model).__name__))
+
+
+def _where(state: Dict[str, Any]) -> str:
+    epoch = state.get("fe_epoch", state.get("epoch"))
+    return f"mode {state.get('mode')!r}, epoch {epoch}, ds_id {state.get('ds_id')!r}"
+
+
+def accumulator_key(variables: Sequence[Any]) -> tuple:
+    """Identifies the variable list an UpdateOp's accumulators were made for."""
+    return tuple(id(variable) for variable in variables)
+
+
+def prepare_accumulators(op: Any, strategy: Optional[tf.distribute.Strategy] = None) -> None:
+    """Create (once, eagerly) the gradient accumulators of an UpdateOp with `merge_grad > 1`.
+
+    One zero variable per trainable variable of the op's model, stored in `op.fe_backend_state`. Under a
+    MirroredStrategy they are per-replica (on-read) variables, since every replica accumulates its own gradients.
+    """
+    variables = op.model.trainable_variables
+    key = accumulator_key(variables)
+    backend_state = op.fe_backend_state
+    if backend_state.get("accumulator_key") == key:
+        return
+    scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
+    with scope:
+        kwargs: Dict[str, Any] = {}
+        if strategy is not None:
+            kwargs = {"synchronization": tf.VariableSynchronization.ON_READ,
+                      "aggregation": tf.VariableAggregation.SUM}
+        accumulators = [tf.Variable(tf.zeros(variable.shape, dtype=tf.as_dtype(variable.dtype)), trainable=False,
+                                    name="fe_grad_accumulator", **kwargs) for variable in variables]
+    backend_state["accumulators"] = accumulators
+    backend_state["accumulator_key"] = key
+    backend_state.setdefault("count", 0)
+
+
+def _class_weight_table(class_weights: Dict[int, float], num_classes: int) -> tf.Tensor:
+    size = max(num_classes, max(class_weights) + 1 if class_weights else 0)
+    table = [1.0] * size
+    for label, weight in class_weights.items():
+        table[int(label)] = float(weight)
+    return tf.constant(table, dtype=tf.float32)
+
+
+def _per_sample_mean(value: tf.Tensor) -> tf.Tensor:
+    rank = value.shape.rank
+    if rank is None or rank <= 1:
+        return value
+    return tf.reduce_mean(value, axis=list(range(1, rank)))
+
+
+def _match_target(y_true: Any, y_pred: tf.Tensor) -> tf.Tensor:
+    y_true = tf.cast(y_true, y_pred.dtype)
+    if y_true.shape.rank != y_pred.shape.rank:
+        y_true = tf.reshape(y_true, tf.shape(y_pred))
+    return y_true
+
+
+class TFKernels:
+    """Mixin of kernel methods (`kernel_<name>(op, data, state)`) for `TFBackend`."""
+
+    # ------------------------------------------------------------------ model
+    def kernel_model(self, op: Any, data: Any, state: Dict[str, Any]) -> Any:
+        """Run `op.model` (training mode iff the Network is in 'train' mode and the op is trainable)."""
+        training = state["mode"] == "train" and op.trainable
+        if op.intermediate_layers:
+            outputs = self._feature_model(op)(data, training=training)
+            return list(outputs)
+        return op.model(data, training=training)
+
+    @staticmethod
+    def _feature_model(op: Any) -> Any:
+        """A functional model sharing `op.model`'s layers that returns its output and the intermediate layers'."""
+        cached = getattr(op, "_fe_tf_feature_model", None)
+        if cached is not None and cached[0] is op.model:
+            return cached[1]
+        model = op.model
+        if not getattr(model, "inputs", None):
+            raise ValueError(f"ModelOp of model {_model_name(model)!r}: intermediate_layers need a functional or "
+                             "Sequential Keras model with known inputs")
+        layers = []
+        for layer_id in op.intermediate_layers:
+            try:
+                layer = model.layers[layer_id] if isinstance(layer_id, int) else model.get_layer(name=layer_id)
+            except (ValueError, IndexError) as error:
+                names = [layer.name for layer in model.layers]
+                raise ValueError(f"ModelOp of model {_model_name(model)!r}: no layer {layer_id!r} (layers: {names})"
+                                 ) from error
+            layers.append(layer.output)
+        feature_model = keras.Model(inputs=model.inputs, outputs=[model.outputs[0] if len(model.outputs) == 1 else
+                                                                  model.outputs] + layers)
+        op._fe_tf_feature_model = (model, feature_model)
+        return feature_model
+
+    # ------------------------------------------------------------------ update
+    def kernel_update(self, op: Any, data: Any, state: Dict[str, Any]) -> None:
+        """Differentiate the loss (or take the given gradients) and update the model with its optimizer.
+
+        Nothing changes during warmup. The loss is averaged if it is not a scalar, the model's own `losses`
+        (regularization) are added, it is divided by the number of replicas under a MirroredStrategy (gradients are
+        summed over replicas) and scaled for mixed precision. With `merge_grad=n` the optimizer runs every n-th step
+        with the mean of the n accumulated gradients; with `defer` the update runs after every op of the step.
+        """
+        if state["warmup"]:
+            return None
+        model = op.model
+        name = _model_name(model)
+        optimizer = getattr(model, "current_optimizer", None)
+        if optimizer is None:
+            raise ValueError(f"UpdateOp cannot update model {name!r} in {_where(state)}: it has no optimizer (give "
+                             "build() an optimizer_fn, or schedule the UpdateOp off where the optimizer is None)")
+        variables = model.trainable_variables
+        if not variables:  # every layer is frozen: nothing to update
+            return None
+        tape = state.get("tape")
+        loss_scaled = is_loss_scaled(optimizer)
+        if op.gradients is None:
+            if tape is None:
+                raise ValueError(f"UpdateOp of model {name!r} in {_where(state)} found no GradientTape")
+            loss = to_full_precision(data)
+            if loss.shape.rank:
+                loss = tf.reduce_mean(loss)
+            extra_losses = model.losses
+            if extra_losses:
+                loss = loss + tf.add_n([tf.cast(extra, loss.dtype) for extra in extra_losses])
+            replicas = tf.distribute.get_strategy().num_replicas_in_sync
+            if replicas > 1:
+                loss = loss / replicas
+            loss = scale_loss(optimizer, loss)  # recorded: the tape must see every step from the variables
+            with _not_recording(tape):
+                gradients = tape.gradient(loss, variables)
+            grads_scaled = loss_scaled
+        else:
+            gradients = list(data)
+            if len(gradients) != len(variables):
+                raise ValueError(f"UpdateOp of model {name!r} in {_where(state)}: got {len(gradients)} gradients for "
+                                 f"{len(variables)} trainable variables")
+            grads_scaled = False
+        if op.merge_grad > 1:
+            gradients = self._accumulate(op, gradients, state, optimizer, grads_scaled)
+            if gradients is None:
+                return None
+        elif loss_scaled and not grads_scaled:
+            scale = loss_scale(optimizer)
+            gradients = [None if g is None else g * tf.cast(scale, g.dtype) for g in gradients]
+
+        def apply() -> None:
+            with _not_recording(tape):
+                optimizer.apply_gradients(zip(gradients, variables))
+
+        if op.defer:
+            state["deferred"].setdefault(name, []).append(apply)
+        else:
+            apply()
+        return None
+
+    @staticmethod
+    def _accumulate(op: Any, gradients: List[Any], state: Dict[str, Any], optimizer: Any,
+                    grads_scaled: bool) -> Optional[List[Any]]:
+        """Add this step's gradients to the accumulators; on an applying step return the (scaled) mean and reset."""
+        backend_state = op.fe_backend_state
+        variables = op.model.trainable_variables
+        if backend_state.get("accumulator_key") != accumulator_key(variables):
+            raise RuntimeError(f"UpdateOp of model {_model_name(op.model)!r} in {_where(state)}: gradient "
+                               "accumulators were not prepared for the current trainable variables")
+        accumulators = backend_state["accumulators"]
+        loss_scaled = is_loss_scaled(optimizer)
+        scale = loss_scale(optimizer) if loss_scaled else None
+        with _not_recording(state.get("tape")):
+            if grads_scaled:
+                gradients = [None if g is None else g / tf.cast(scale, g.dtype) for g in gradients]
+            apply_now = state.get("merge_apply", {}).get(id(op), True)
+            if not apply_now:
+                for accumulator, gradient in zip(accumulators, gradients):
+                    if gradient is not None:
+                        accumulator.assign_add(tf.convert_to_tensor(gradient))
+                return None
+            merged = []
+            for accumulator, gradient in zip(accumulators, gradients):
+                total = accumulator.read_value() if gradient is None else accumulator.read_value() + gradient
+                mean = total / op.merge_grad
+                merged.append(mean * tf.cast(scale, mean.dtype) if loss_scaled else mean)
+            with tf.control_dependencies(merged):
+                for accumulator in accumulators:
+                    accumulator.assign(tf.zeros_like(accumulator))
+        return merged
+
+    # ------------------------------------------------------------------ losses
+    def kernel_cross_entropy(self, op: Any, data: Sequence[Any], state: Dict[str, Any]) -> tf.Tensor:
+        """Binary, categorical or sparse categorical cross entropy (picked by `op.infer_form`)."""
+        y_pred, y_true = data
+        y_pred = to_full_precision(tf.convert_to_tensor(y_pred))
+        y_true = tf.convert_to_tensor(y_true)
+        form = op.infer_form(tuple(y_pred.shape), tuple(y_true.shape))
+        labels: Optional[tf.Tensor] = None
+        if form == "binary":
+            if y_pred.shape.rank == 1:
+                y_pred = y_pred[:, tf.newaxis]
+            y_true = _match_target(y_true, y_pred)
+            loss = keras.losses.binary_crossentropy(y_true, y_pred, from_logits=op.from_logits)
+            if op.class_weights and y_true.shape[-1] == 1:
+                labels = tf.cast(tf.round(y_true[..., 0]), tf.int32)
+            num_classes = 2
+        elif form == "categorical":
+            y_true = tf.cast(y_true, y_pred.dtype)
+            loss = keras.losses.categorical_crossentropy(y_true, y_pred, from_logits=op.from_logits)
+            if op.class_weights:
+                labels = tf.argmax(y_true, axis=-1, output_type=tf.int32)
+            num_classes = int(y_pred.shape[-1])
+        else:
+            if y_true.shape.rank == y_pred.shape.rank:
+                y_true = tf.squeeze(y_true, axis=-1)
+            loss = keras.losses.sparse_categorical_crossentropy(y_true, y_pred, from_logits=op.from_logits)
+            if op.class_weights:
+                labels = tf.cast(y_true, tf.int32)
+            num_classes = int(y_pred.shape[-1])
+        if labels is not None:
+            loss = loss * tf.gather(_class_weight_table(op.class_weights, num_classes), labels)
+        return tf.reduce_mean(loss) if op.average_loss else loss
+
+    def kernel_mean_squared_error(self, op: Any, data: Sequence[Any], state: Dict[str, Any]) -> tf.Tensor:
+        """Squared error, averaged over the non-batch axes (and the batch if `average_loss`)."""
+        y_pred, y_true = data
+        y_pred = to_full_precision(tf.convert_to_tensor(y_pred))
+        y_true = _match_target(y_true, y_pred)
+        loss = _per_sample_mean(tf.square(y_pred - y_true))
+        return tf.reduce_mean(loss) if op.average_loss else loss
+
+    def kernel_l1_loss(self, op: Any, data: Sequence[Any], state: Dict[str, Any]) -> tf.Tensor:
+        """Absolute error ('L1'), smooth L1 ('Smooth', threshold `beta`) or Huber ('Huber', delta `beta`)."""
+        y_pred, y_true = data
+        y_pred = to_full_precision(tf.convert_to_tensor(y_pred))
+        y_true = _match_target(y_true, y_pred)
+        error = tf.abs(y_pred - y_true)
+        beta = tf.cast(op.beta, error.dtype)
+        if op.loss_type == "L1":
+            loss = error
+        elif op.loss_type == "Smooth":
+            loss = tf.where(error < beta, 0.5 * tf.square(error) / beta, error - 0.5 * beta)
+        else:
+            loss = tf.where(error <= beta, 0.5 * tf.square(error), beta * (error - 0.5 * beta))
+        loss = _per_sample_mean(loss)
+        return tf.reduce_mean(loss) if op.average_loss else loss
+
+    # ------------------------------------------------------------------ small ops
+    def kernel_argmax(self, op: Any, data: List[Any], state: Dict[str, Any]) -> List[tf.Tensor]:
+        """The index of the maximum of each input along `op.axis`."""
+        return [tf.argmax(value, axis=op.axis) for value in data]

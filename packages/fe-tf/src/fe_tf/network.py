@@ -1,0 +1,243 @@
+"""`TFNetwork`: runs a step's TensorOps on TensorFlow tensors, eagerly or as one traced `tf.function`.
+
+The whole op chain of a step (model calls, losses, gradients, optimizer updates) runs inside one `tf.function`, under a
+`tf.GradientTape` when some op needs gradients (`state['tape']` holds it for the update kernel). Each distinct op graph
+is traced once and reused for every later epoch with the same configuration; nothing is cleared between epochs.
+
+A configuration is identified by: mode, ds_id, warmup, eager, the ops (by identity), the output keys, every layer's
+`trainable` flag, the models' current optimizers, the active MirroredStrategy, and for gradient accumulation the
+phase of each `UpdateOp(merge_grad=n)` (accumulate or apply). The epoch goes in as a tensor argument; mode, warmup and
+the other plain state live in the traced function's closure. The first batch fixes the input signature with an
+unknown batch dimension, so a smaller last batch does not trigger a new trace.
+
+`trace_count` counts how many times a step body has been traced (once per replica under a MirroredStrategy), so
+tests and benchmarks can check that later epochs add none.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import tensorflow as tf
+
+from fe_core.network import BaseNetwork
+from fe_tf.distribute import (active_mirrored_strategy, batch_size_of, distribute_batch, fill_batch,
+                              merge_replica_results, trim_results)
+from fe_tf.kernels import prepare_accumulators
+
+__all__ = ["TFNetwork"]
+
+_PLAIN_STATE_EXCLUDED = ("deferred", "epoch", "tape")
+
+
+def _trainable_flags(models: Sequence[Any]) -> Tuple[bool, ...]:
+    """Every (nested) layer's `trainable` flag, in a fixed order."""
+    flags: List[bool] = []
+
+    def walk(layer: Any) -> None:
+        flags.append(bool(getattr(layer, "trainable", True)))
+        for child in getattr(layer, "layers", ()) or ():
+            walk(child)
+
+    for model in models:
+        walk(model)
+    return tuple(flags)
+
+
+def _input_signature(batch: Dict[str, Any]) -> Optional[Dict[str, tf.TensorSpec]]:
+    """TensorSpecs for a batch with an unknown batch dimension, or None when some value has no plain spec."""
+    specs = {}
+    for key, value in batch.items():
+        try:
+            spec = tf.type_spec_from_value(value)
+        except (TypeError, ValueError):
+            return None
+        if not isinstance(spec, tf.TensorSpec):
+            return None
+        if spec.shape.rank:
+            spec = tf.TensorSpec([None] + spec.shape.as_list()[1:], spec.dtype)
+        specs[key] = spec
+    return specs
+
+
+def _traced(function: Any, **options: Any) -> Any:
+    """`tf.function(function)` without TensorFlow's "frequent retracing" warning.
+
+    TensorFlow counts traces per Python code object, so the first traces of several configurations (different
+    `tf.function`s of the same body) would be reported as retracing; `TFNetwork.trace_count` is the real measure.
+    """
+    traced = tf.function(function, **options)
+    if hasattr(traced, "_omit_frequent_tracing_warning"):
+        traced._omit_frequent_tracing_warning = True  # pylint: disable=protected-access
+    return traced
+
+
+def _fits(specs: Dict[str, tf.TensorSpec], batch: Dict[str, Any]) -> bool:
+    if set(specs) != set(batch):
+        return False
+    for key, spec in specs.items():
+        try:
+            if not spec.is_compatible_with(tf.type_spec_from_value(batch[key])):
+                return False
+        except (TypeError, ValueError):
+            return False
+    return True
+
+
+class _StepProgram:
+    """The step of one configuration: a Python body, and the `tf.function`s traced from it."""
+
+    def __init__(self, network: "TFNetwork", state: Dict[str, Any], outputs: Tuple[str, ...], persistent: bool,
+                 strategy: Optional[tf.distribute.Strategy]) -> None:
+        self.network = network
+        self.state = state
+        self.outputs = outputs
+        self.persistent = persistent
+        self.strategy = strategy
+        self.graphs: List[Tuple[Optional[Dict[str, tf.TensorSpec]], Any]] = []
+
+    # -------------------------------------------------------------- the body (eager, or traced)
+    def body(self, batch: Dict[str, Any], epoch: Any) -> Dict[str, Any]:
+        if not tf.executing_eagerly():
+            self.network.trace_count += 1
+        state = dict(self.state)
+        state["epoch"] = epoch
+        state["deferred"] = {}
+        store = dict(batch)
+        if state["req_grad"]:
+            with tf.GradientTape(persistent=self.persistent) as tape:
+                state["tape"] = tape
+                self.network.run_ops(store, state)
+            del tape
+        else:
+            state["tape"] = None
+            self.network.run_ops(store, state)
+        return {key: store[key] for key in self.outputs if key in store}
+
+    def _distributed_body(self, batch: Any, epoch: Any) -> Dict[str, Any]:
+        results = self.strategy.run(self.body, args=(batch, epoch))
+        return merge_replica_results(self.strategy, results)
+
+    # -------------------------------------------------------------- running
+    def run(self, batch: Dict[str, Any], epoch: tf.Tensor, eager: bool) -> Dict[str, Any]:
+        if self.strategy is not None:
+            return self._run_distributed(batch, epoch, eager)
+        if eager:
+            return self.body({key: tf.convert_to_tensor(value) for key, value in batch.items()}, epoch)
+        if self.graphs:
+            specs, function = self.graphs[-1]
+            try:
+                return function(batch, epoch)
+            except TypeError:
+                if specs is None or _fits(specs, batch):
+                    raise
+            for index, (specs, function) in enumerate(self.graphs):  # another structure: use (or make) its trace
+                if specs is not None and _fits(specs, batch):
+                    self.graphs.append(self.graphs.pop(index))  # most recently used last
+                    return function(batch, epoch)
+        specs = _input_signature(batch)
+        if specs is None:
+            function = _traced(self.body, reduce_retracing=True)
+        else:
+            function = _traced(self.body, input_signature=[specs, tf.TensorSpec([], tf.int64)])
+        self.graphs.append((specs, function))
+        return function(batch, epoch)
+
+    def _run_distributed(self, batch: Dict[str, Any], epoch: tf.Tensor, eager: bool) -> Dict[str, Any]:
+        strategy = self.strategy
+        replicas = strategy.num_replicas_in_sync
+        size = batch_size_of(batch)
+        filled = size
+        if size < replicas:
+            batch = fill_batch(batch, size, replicas)
+            filled = replicas
+        distributed = distribute_batch(strategy, batch, filled)
+        if eager:
+            results = self._distributed_body(distributed, epoch)
+        else:
+            if not self.graphs:
+                self.graphs.append((None, _traced(self._distributed_body, reduce_retracing=True)))
+            results = self.graphs[0][1](distributed, epoch)
+        if filled != size:
+            results = trim_results(results, size, filled)
+        return results
+
+
+class TFNetwork(BaseNetwork):
+    """A Network of TensorFlow (Keras 3) models.
+
+    Args:
+        ops: TensorOps (or Schedulers of them) run on every step.
+        pops: Postprocessing NumpyOps run on the numpy batch after the ops.
+        slicers: Slicers cutting each batch into minibatches.
+
+    Attributes:
+        trace_count: How many times a step body was traced so far (per replica under a MirroredStrategy).
+
+    Example:
+        >>> # network = TFNetwork(ops=[ModelOp(model=model, inputs="x", outputs="y_pred"),
+        >>> #                          CrossEntropy(inputs=("y_pred", "y"), outputs="ce"),
+        >>> #                          UpdateOp(model=model, loss_name="ce")])  # doctest: +SKIP
+    """
+
+    def __init__(self, ops: Any, pops: Any = None, slicers: Any = None) -> None:
+        super().__init__(target_type="tf", device=None, ops=ops, postprocessing=pops, slicers=slicers)
+        self.trace_count = 0
+        self._programs: Dict[tuple, _StepProgram] = {}
+        self._program: Optional[_StepProgram] = None
+        self._epoch_key: tuple = ()
+        self._merge_ops: List[Any] = []
+        self._epoch_tensor: Optional[tf.Tensor] = None
+        self._strategy: Optional[tf.distribute.Strategy] = None
+
+    # ------------------------------------------------------------------ epoch context
+    def _begin_epoch(self) -> None:
+        state = self.ctx_state
+        self._strategy = active_mirrored_strategy()
+        self._epoch_tensor = tf.constant(self.ctx_epoch, dtype=tf.int64)
+        self._merge_ops = [] if state["warmup"] else [
+            op for op in self.ctx_ops if getattr(op, "kernel_name", None) == "update" and op.merge_grad > 1]
+        for op in self._merge_ops:
+            prepare_accumulators(op, self._strategy)
+        self._epoch_key = (
+            self.ctx_mode, self.ctx_ds_id, state["warmup"], state["eager"],
+            tuple(id(op) for op in self.ctx_ops),
+            tuple(sorted(self.ctx_outputs)),
+            _trainable_flags(self.ctx_models),
+            tuple(id(getattr(model, "current_optimizer", None)) for model in self.ctx_models),
+            id(self._strategy),
+        )
+        self._program = None if self._merge_ops else self._program_for(())
+
+    def _end_epoch(self) -> None:
+        self._program = None
+        self._merge_ops = []
+
+    def _program_for(self, phase: Tuple[bool, ...]) -> _StepProgram:
+        key = self._epoch_key + (phase,)
+        program = self._programs.get(key)
+        if program is None:
+            state = {name: value for name, value in self.ctx_state.items() if name not in _PLAIN_STATE_EXCLUDED}
+            state["merge_apply"] = {id(op): apply for op, apply in zip(self._merge_ops, phase)}
+            gradient_ops = sum(1 for op in self.ctx_ops if op.fe_retain_graph() is not None)
+            program = _StepProgram(self, state, tuple(sorted(self.ctx_outputs)), gradient_ops > 1, self._strategy)
+            self._programs[key] = program
+        program.state["fe_epoch"] = self.ctx_epoch
+        return program
+
+    # ------------------------------------------------------------------ stepping
+    def _run_step(self, batch: Dict[str, Any]) -> Dict[str, Any]:
+        merge_ops = self._merge_ops
+        if merge_ops:
+            phase = tuple((op.fe_backend_state["count"] + 1) % op.merge_grad == 0 for op in merge_ops)
+            program = self._program_for(phase)
+        else:
+            program = self._program
+        result = program.run(batch, self._epoch_tensor, self.ctx_state["eager"])
+        for op in merge_ops:
+            op.fe_backend_state["count"] += 1
+        return result
+
+    @property
+    def num_traced_configurations(self) -> int:
+        """How many distinct step configurations have been prepared so far."""
+        return len(self._programs)

@@ -1,0 +1,27 @@
+"""Shared setup for fe-tf's tests: quiet TensorFlow, fresh model names and seeds for every test."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before TensorFlow is imported anywhere
+
+from typing import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from fe_core.build import reset_build_count  # noqa: E402
+
+tf.get_logger().setLevel("ERROR")
+
+
+@pytest.fixture(autouse=True)
+def fresh_names_and_seed() -> Iterator[None]:
+    """Every test starts with model names from 'model', seed 0, the float32 policy and no strategy."""
+    reset_build_count()
+    keras.utils.set_random_seed(0)
+    policy = keras.config.dtype_policy()
+    yield
+    keras.config.set_dtype_policy(policy)
