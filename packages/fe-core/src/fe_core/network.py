@@ -353,7 +353,7 @@ class BaseNetwork:
                         store.pop(key, None)
         except KeyError as error:
             raise KeyError(f"{type(op).__name__} (inputs {op.inputs}) could not find key {error.args[0]!r} in mode "
-                           f"{state.get('mode')!r}, epoch {state.get('epoch')}, ds_id {state.get('ds_id')!r}; "
+                           f"{self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}; "
                            f"available keys: {sorted(store)}") from None
         deferred = state["deferred"]
         if deferred:

@@ -125,6 +125,13 @@ class Backend:
         """Load weights written by `save_weights` into `model`."""
         raise NotImplementedError(f"The {self.name!r} backend cannot load weights")
 
+    def get_update_state(self, op: Any) -> Any:
+        """The pending gradient-accumulation state of an UpdateOp (merge_grad) as plain data, for checkpoints."""
+        return {}
+
+    def set_update_state(self, op: Any, state: Any) -> None:
+        """Restore what `get_update_state` returned."""
+
     def get_lr(self, model: Any) -> float:
         """The current learning rate of `model`'s optimizer."""
         raise NotImplementedError(f"The {self.name!r} backend cannot read learning rates")

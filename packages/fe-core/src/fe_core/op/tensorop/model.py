@@ -118,9 +118,17 @@ class UpdateOp(TensorOp):
         return self.retain_graph
 
     def get_state(self) -> Dict[str, Any]:
-        """Checkpoint state of the op itself: none. Its configuration comes from the user's script, and gradient
-        accumulation buffers live in `fe_backend_state`, which the backend saves with the optimizer state."""
-        return {}
+        """Checkpoint state: the backend's pending gradient accumulation (the rest is configuration from the
+        user's script)."""
+        framework = getattr(self, "framework", None)
+        if framework is None:
+            return {}
+        from fe_core.backend.registry import get_backend  # pylint: disable=import-outside-toplevel
+        return {"update": get_backend(framework).get_update_state(self)}
 
     def set_state(self, state: Dict[str, Any]) -> None:
-        """Restore what `get_state` returned (nothing)."""
+        """Restore what `get_state` returned."""
+        framework = getattr(self, "framework", None)
+        if framework is not None and "update" in state:
+            from fe_core.backend.registry import get_backend  # pylint: disable=import-outside-toplevel
+            get_backend(framework).set_update_state(self, state["update"])
