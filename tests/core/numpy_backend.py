@@ -193,6 +193,13 @@ class NumpyBackend(Backend):
     def load_weights(self, model: LinearModel, path: str) -> None:
         self._load_weights(model, path)
 
+    def get_update_state(self, op: Any) -> Dict[str, Any]:
+        return {key: value for key, value in op.fe_backend_state.items() if key in ("count", "w", "b")}
+
+    def set_update_state(self, op: Any, state: Dict[str, Any]) -> None:
+        op.fe_backend_state.clear()
+        op.fe_backend_state.update(state)
+
     def get_lr(self, model: LinearModel) -> float:
         return float(model.current_optimizer)
 

@@ -10,6 +10,7 @@ from fe_core.summary.summary import Summary
 from fe_core.summary.system import System
 from fe_core.trace import EvalEssential, Logger, PerDSTrace, TestEssential, Trace, TrainEssential, sort_traces
 from fe_core.trace import implemented_hooks
+from fe_core.trace.io.restore_wizard import RestoreWizard
 
 __all__ = ["Estimator", "EarlyStop"]
 
@@ -134,7 +135,9 @@ class Estimator:
     def _prepare_traces(self, run_modes: Set[str]) -> None:
         self.traces_in_use = list(self.traces)
         if self.system.log_steps is not None:
-            self.traces_in_use.append(Logger())
+            # Before any RestoreWizard, so that checkpoints include what the Logger records in the Summary.
+            wizards = [i for i, t in enumerate(self.traces_in_use) if isinstance(t, RestoreWizard)]
+            self.traces_in_use.insert(wizards[0] if wizards else len(self.traces_in_use), Logger())
         monitor_names = set(self.monitor_names) | self.network.get_loss_keys()
         for trace in get_current_items(self.traces_in_use, run_modes):
             monitor_names |= trace.fe_monitor_names
@@ -237,18 +240,23 @@ class Estimator:
         all_ds_ids = sorted({ds_id for mode in run_modes for ds_id in self.pipeline.get_ds_ids(
             epoch=max(self.system.epoch_idx, 1), mode=mode)} if self.pipeline.get_modes() else set())
         all_traces = self._sorted_traces(run_modes, None, all_ds_ids)
+        # A RestoreWizard restores the checkpoint before any other trace begins.
+        begin_order = sorted(all_traces, key=lambda trace: not isinstance(trace, RestoreWizard))
         try:
-            self._run_hook(all_traces, "on_begin", Data())
+            self._run_hook(begin_order, "on_begin", Data())
             if "test" in run_modes:
                 self.system.mode = "test"
                 self._run_epoch("test", eager)
             else:
-                for epoch in range(self.system.epoch_idx + 1, self.system.total_epochs + 1):
+                resume = self._resume_position()
+                first = resume.epoch if resume is not None else self.system.epoch_idx + 1
+                for epoch in range(first, self.system.total_epochs + 1):
                     self.system.epoch_idx = epoch
                     modes = self.pipeline.get_modes(epoch=epoch)
                     if "train" in modes:
                         self.system.mode = "train"
-                        self._run_epoch("train", eager)
+                        self._run_epoch("train", eager, resume if resume is not None and resume.epoch == epoch
+                                        else None)
                     if "eval" in modes:
                         self.system.mode = "eval"
                         self._run_epoch("eval", eager)
@@ -264,18 +272,29 @@ class Estimator:
         if check_stop and self.system.stop_training:
             raise EarlyStop()
 
-    def _run_epoch(self, mode: str, eager: bool) -> None:
+    def _resume_position(self) -> Any:
+        """Where a checkpoint restored in on_begin was taken, when that was inside a training epoch."""
+        get_position = getattr(self.pipeline, "get_resume_position", None)
+        position = get_position() if callable(get_position) else None
+        return position if position is not None and position.mode == "train" else None
+
+    def _run_epoch(self, mode: str, eager: bool, resume: Any = None) -> None:
+        """Run one epoch of `mode`; `resume` continues a training epoch a checkpoint was taken in (the traces'
+        epoch state was restored with it, so on_epoch_begin is not called again)."""
         system = self.system
         epoch = system.epoch_idx
         ds_ids = self.pipeline.get_ds_ids(epoch=epoch, mode=mode)
         traces = self._sorted_traces(mode, epoch, ds_ids)
-        system.batch_idx = None
         self.network.load_epoch_optimizers(epoch)  # before on_epoch_begin, so LR traces act on this epoch's optimizer
-        self._run_hook(traces, "on_epoch_begin", Data())
+        if resume is None:
+            system.batch_idx = None
+            self._run_hook(traces, "on_epoch_begin", Data())
         end_data = Data()
         steps = system.train_steps_per_epoch if mode == "train" else system.eval_steps_per_epoch if mode == "eval" \
             else None
         for ds_id in ds_ids:
+            if resume is not None and ds_ids.index(ds_id) < ds_ids.index(resume.ds_id):
+                continue  # trained on before the checkpoint was taken
             system.ds_id = ds_id
             plan = self._plan(traces, mode, epoch, ds_id)
             per_ds = [trace for trace in plan.traces if isinstance(trace, PerDSTrace)]
@@ -284,8 +303,9 @@ class Estimator:
                 requested = system.eval_log_steps_request
                 system.eval_log_steps = (list(requested) if total is None else
                                          [step for step in requested if step <= total], total)
-            for trace in per_ds:
-                trace.on_ds_begin(Data())
+            if resume is None or ds_id != resume.ds_id:
+                for trace in per_ds:
+                    trace.on_ds_begin(Data())
             with self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, steps_per_epoch=steps,
                                output_keys=plan.pipeline_keys) as loader, \
                     self.network(mode=mode, epoch=epoch, ds_id=ds_id, desired_output_keys=plan.desired_keys,

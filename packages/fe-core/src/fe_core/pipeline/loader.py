@@ -22,6 +22,7 @@ import numpy as np
 from fe_core.dataset.numpy_dataset import NumpyDataset
 from fe_core.op.numpyop.batch import stack_values
 from fe_core.pipeline.epoch_plan import EpochPlan
+from fe_core.pipeline.position import PositionTracker
 from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
 
 __all__ = ["EpochLoader", "dataset_keys"]
@@ -107,11 +108,12 @@ class EpochLoader:
     """
 
     def __init__(self, plan: EpochPlan, shuffle: bool, steps_per_epoch: Optional[int] = None,
-                 timer: Optional[OpTimer] = None) -> None:
+                 timer: Optional[OpTimer] = None, tracker: Optional[PositionTracker] = None) -> None:
         self.plan = plan
         self.shuffle = shuffle
         self.steps_per_epoch = steps_per_epoch
         self.timer = timer
+        self.tracker = tracker
 
     def __len__(self) -> int:
         """The number of batches this epoch yields (an upper bound when samples are filtered without replacement).
@@ -130,6 +132,12 @@ class EpochLoader:
         return size // plan.batch_size if plan.drop_last else math.ceil(size / plan.batch_size)
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
+        batches = self._batches()
+        if self.tracker is None:
+            return batches
+        return self.tracker.track(self.plan.mode, self.plan.epoch, self.plan.ds_id, batches)
+
+    def _batches(self) -> Iterator[Dict[str, Any]]:
         plan = self.plan
         if plan.dataset is None:
             return iter(())

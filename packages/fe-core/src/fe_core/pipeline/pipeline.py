@@ -11,6 +11,7 @@ from fe_core.op.numpyop.batch import Batch, collate_samples
 from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.numpyop.remove_if import FilteredData
 from fe_core.pipeline.epoch_plan import EpochPlan
+from fe_core.pipeline.position import EpochPosition, PositionTracker
 from fe_core.pipeline.loader import EpochLoader
 from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
 from fe_core.schedule.scheduler import Scheduler, get_current_items
@@ -43,14 +44,15 @@ def is_native_dataset(dataset: Any) -> bool:
 class _PipelineContext:
     """What `Pipeline.__call__` returns: a context manager whose `__enter__` gives the epoch's loader."""
 
-    def __init__(self, loader: EpochLoader) -> None:
+    def __init__(self, loader: EpochLoader, tracker: PositionTracker) -> None:
         self.loader = loader
+        self.tracker = tracker
 
     def __enter__(self) -> EpochLoader:
         return self.loader
 
     def __exit__(self, *exc_info: Any) -> None:
-        return None
+        self.tracker.active = None
 
 
 class Pipeline:
@@ -114,6 +116,7 @@ class Pipeline:
                                         or num_process < 0):
             raise ValueError(f"Pipeline num_process must be None or a non-negative integer, got {num_process!r}")
         self.num_process = num_process
+        self._position = PositionTracker()
 
     # ------------------------------------------------------------------ validation
     @staticmethod
@@ -250,8 +253,22 @@ class Pipeline:
         if steps_per_epoch is not None and not _is_positive_int(steps_per_epoch):
             raise ValueError(f"steps_per_epoch must be None or a positive integer, got {steps_per_epoch!r}")
         plan = self._plan(mode, epoch, ds_id, output_keys)
-        return _PipelineContext(EpochLoader(plan, shuffle=mode == "train" if shuffle is None else bool(shuffle),
-                                            steps_per_epoch=steps_per_epoch))
+        loader = EpochLoader(plan, shuffle=mode == "train" if shuffle is None else bool(shuffle),
+                             steps_per_epoch=steps_per_epoch, tracker=self._position)
+        return _PipelineContext(loader, self._position)
+
+    # ------------------------------------------------------------------ checkpoints
+    def get_state(self) -> Dict[str, Any]:
+        """Checkpoint state: the position inside the epoch being iterated ({} between epochs)."""
+        return self._position.get_state()
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Restore `get_state()`'s output: the next iteration of that epoch continues after its last batch."""
+        self._position.set_state(state)
+
+    def get_resume_position(self) -> Optional[EpochPosition]:
+        """The mid-epoch position a restored checkpoint continues from (None when it was taken between epochs)."""
+        return self._position.pending_resume()
 
     def get_results(self, mode: str = "train", epoch: int = 1, ds_id: str = "", num_steps: int = 1,
                     shuffle: bool = False) -> Union[Dict[str, Any], List[Dict[str, Any]]]:

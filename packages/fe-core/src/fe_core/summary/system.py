@@ -290,6 +290,8 @@ class System:
         for entry, items in self._object_lists():
             state[entry] = get_object_states(items, codec)
         state["ds"] = self._dataset_states(codec)
+        if self.pipeline is not None and callable(getattr(self.pipeline, "get_state", None)):
+            state["pipeline"] = self.pipeline.get_state()  # the position inside an epoch (for mid-epoch resume)
         state["rng"] = capture_rng_state()
         system = {name: getattr(self, name) for name in PLAIN_ATTRIBUTES}
         system["eval_log_steps"] = [list(self.eval_log_steps[0]), self.eval_log_steps[1]]
@@ -380,4 +382,6 @@ class System:
                 for dataset, dataset_state in zip(stateful_objects([datasets[mode][ds_id]]), states):
                     if not self._is_native_dataset(dataset):
                         set_object_state(dataset, dataset_state)
+        if "pipeline" in state and callable(getattr(self.pipeline, "set_state", None)):
+            self.pipeline.set_state(state["pipeline"])
         restore_rng_state(state["rng"])

@@ -1,8 +1,10 @@
-"""Input/output traces: `BestModelSaver` and `ModelSaver` (model weights to files), `CSVLogger` (logged values into a
-CSV file) and `TensorBoard` (scalars into TensorBoard event files, written without TensorFlow)."""
+"""Input/output traces: `BestModelSaver` and `ModelSaver` (model weights to files), `RestoreWizard` (checkpoints and
+exact resume), `CSVLogger` (logged values into a CSV file) and `TensorBoard` (scalars into TensorBoard event files,
+written without TensorFlow)."""
 from fe_core.trace.io.best_model_saver import BestModelSaver
 from fe_core.trace.io.csv_logger import CSVLogger
 from fe_core.trace.io.model_saver import ModelSaver
+from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.io.tensorboard import TensorBoard
 
-__all__ = ["BestModelSaver", "CSVLogger", "ModelSaver", "TensorBoard"]
+__all__ = ["BestModelSaver", "CSVLogger", "ModelSaver", "RestoreWizard", "TensorBoard"]

@@ -1,0 +1,108 @@
+"""`RestoreWizard`: checkpoint a run at a fixed frequency and resume it exactly after a crash."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from typing import Any, Dict, List, Optional, Union
+
+from fe_core.data import Data
+from fe_core.trace.freq import Freq, parse_freq
+from fe_core.trace.trace import Trace
+
+__all__ = ["RestoreWizard"]
+
+_CHECKPOINT_NAME = re.compile(r"^step-(\d+)$")
+
+
+class RestoreWizard(Trace):
+    """Save the whole training state every `frequency`, and restore the newest good checkpoint when a run starts.
+
+    Run the same script again after a crash (or a kill) and training continues where the newest checkpoint was
+    taken: weights, optimizer and loss-scaler state, gradient accumulation, trace state, the Summary's history, the
+    position inside the epoch, and the python / numpy / framework random states — so the resumed run ends with the
+    same weights as a run that was never interrupted. Deterministic mode (`enable_deterministic`) is supported.
+
+    Checkpoints are directories `<directory>/step-<global_step>` in fe's checkpoint format, written atomically; the
+    newest `keep` are kept. If the newest one is damaged (a file missing, truncated or altered), it is reported and
+    the previous one is used.
+
+    Args:
+        directory: Where to keep the checkpoints.
+        frequency: How often to save: an integer N or 'Ne' for every N epochs (after that epoch's evaluation), 'Ns'
+            for every N training steps, 'epoch' / 'step'.
+        keep: How many checkpoints to keep (at least 1; 2 means a damaged newest one still leaves a good one).
+
+    Example:
+        >>> # Estimator(..., traces=[RestoreWizard(directory="/tmp/run1", frequency="500s")])  # doctest: +SKIP
+    """
+
+    def __init__(self, directory: str, frequency: Union[int, str] = 1, keep: int = 2) -> None:
+        super().__init__(inputs="*", mode=("train", "eval"))  # '*': save after the other traces (and the Logger)
+        if isinstance(frequency, bool) or not isinstance(frequency, (int, str)):
+            raise ValueError(f"RestoreWizard frequency must be an int or a string like '2e' / '500s', got {frequency!r}")
+        self.frequency: Freq = Freq(False, frequency) if isinstance(frequency, int) else parse_freq(frequency)
+        if self.frequency.freq < 1:
+            raise ValueError(f"RestoreWizard frequency must be positive, got {frequency!r}")
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+            raise ValueError(f"RestoreWizard keep must be a positive integer, got {keep!r}")
+        self.directory = os.path.abspath(directory)
+        self.keep = keep
+
+    def get_state(self) -> Dict[str, Any]:
+        """Checkpoint state: none (everything here is configuration)."""
+        return {}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Restore `get_state()`'s output (nothing)."""
+
+    # ------------------------------------------------------------------ restoring
+    def checkpoints(self) -> List[str]:
+        """The checkpoint directories, newest first."""
+        if not os.path.isdir(self.directory):
+            return []
+        found = []
+        for name in os.listdir(self.directory):
+            match = _CHECKPOINT_NAME.match(name)
+            if match and os.path.isdir(os.path.join(self.directory, name)):
+                found.append((int(match.group(1)), os.path.join(self.directory, name)))
+        return [path for _, path in sorted(found, reverse=True)]
+
+    def on_begin(self, data: Data) -> None:
+        """Restore the newest good checkpoint, if any (the Estimator calls this before any other trace's on_begin)."""
+        for path in self.checkpoints():
+            try:
+                self.system.load_state(path)
+            except (OSError, ValueError) as error:
+                print(f"FastEstimator-RestoreWizard: refusing checkpoint {path}: {error}")
+                continue
+            print(f"FastEstimator-RestoreWizard: restored {path} (epoch {self.system.epoch_idx}, step "
+                  f"{self.system.global_step})")
+            self.system.mode = "train"  # fit() begins in train mode, whichever phase the checkpoint was taken in
+            return
+
+    # ------------------------------------------------------------------ saving
+    def on_batch_end(self, data: Data) -> None:
+        system = self.system
+        if self.frequency.is_step and system.mode == "train" and system.global_step % self.frequency.freq == 0:
+            self._save()
+
+    def on_epoch_end(self, data: Data) -> None:
+        system = self.system
+        if self.frequency.is_step or system.epoch_idx % self.frequency.freq:
+            return
+        # Save once per epoch, after its last phase: evaluation when the epoch has any, else training.
+        if system.mode == "eval" or "eval" not in system.pipeline.get_modes(epoch=system.epoch_idx):
+            self._save()
+
+    def _save(self) -> None:
+        path = os.path.join(self.directory, f"step-{self.system.global_step or 0}")
+        os.makedirs(self.directory, exist_ok=True)
+        self.system.save_state(path)
+        for old in self.checkpoints()[self.keep:]:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def latest(self) -> Optional[str]:
+        """The newest checkpoint directory, or None."""
+        found = self.checkpoints()
+        return found[0] if found else None
