@@ -1,6 +1,7 @@
 """`Estimator`: the training loop (`fit`: warmup, then epochs of train and eval; `test`)."""
 from __future__ import annotations
 
+import sys
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from fe_core.containers import to_list, to_set
@@ -11,6 +12,7 @@ from fe_core.summary.system import System
 from fe_core.trace import EvalEssential, Logger, PerDSTrace, TestEssential, Trace, TrainEssential, sort_traces
 from fe_core.trace import implemented_hooks
 from fe_core.trace.io.restore_wizard import RestoreWizard
+from fe_core.trace.progress_bar import ProgressBar
 
 __all__ = ["Estimator", "EarlyStop"]
 
@@ -80,6 +82,8 @@ class Estimator:
                 raise TypeError(f"Estimator traces must be Traces (or Schedulers of Traces), got "
                                 f"{type(trace).__name__}")
         self.monitor_names: Set[str] = to_set(monitor_names)
+        # A live progress bar when a person is watching (a terminal) and logging is on.
+        self.show_progress = log_steps is not None and sys.stdout.isatty()
         self.traces_in_use: List[Any] = []
         self.system = System(network=network,
                              pipeline=pipeline,
@@ -134,10 +138,15 @@ class Estimator:
     # ------------------------------------------------------------------ preparation
     def _prepare_traces(self, run_modes: Set[str]) -> None:
         self.traces_in_use = list(self.traces)
+        display: List[Trace] = []
+        if self.show_progress and not any(isinstance(t, ProgressBar) for t in get_current_items(self.traces)):
+            display.append(ProgressBar())  # before the Logger: it clears itself before a log line
         if self.system.log_steps is not None:
-            # Before any RestoreWizard, so that checkpoints include what the Logger records in the Summary.
-            wizards = [i for i, t in enumerate(self.traces_in_use) if isinstance(t, RestoreWizard)]
-            self.traces_in_use.insert(wizards[0] if wizards else len(self.traces_in_use), Logger())
+            display.append(Logger())
+        # Before any RestoreWizard, so that checkpoints include what the Logger records in the Summary.
+        wizards = [i for i, t in enumerate(self.traces_in_use) if isinstance(t, RestoreWizard)]
+        position = wizards[0] if wizards else len(self.traces_in_use)
+        self.traces_in_use[position:position] = display
         monitor_names = set(self.monitor_names) | self.network.get_loss_keys()
         for trace in get_current_items(self.traces_in_use, run_modes):
             monitor_names |= trace.fe_monitor_names

@@ -1,0 +1,153 @@
+"""`ProgressBar`: a live progress line (step, epoch, steps/sec, the latest losses) for interactive runs."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Dict, Iterable, List, Optional, TextIO, Union
+
+import numpy as np
+
+from fe_core.data import Data
+from fe_core.trace.trace import Trace
+
+__all__ = ["ProgressBar"]
+
+
+class _PlainBar:
+    """A minimal single-line bar for when tqdm is not installed."""
+
+    def __init__(self, total: Optional[int], desc: str, file: TextIO) -> None:
+        self.total, self.desc, self.file, self.n, self.postfix = total, desc, file, 0, ""
+
+    def update(self, count: int) -> None:
+        self.n += count
+
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+        self.postfix = text
+        if refresh:
+            self.refresh()
+
+    def refresh(self) -> None:
+        done = f"{self.n}/{self.total}" if self.total else str(self.n)
+        width = 20
+        filled = int(width * self.n / self.total) if self.total else 0
+        bar = f"[{'#' * filled}{'.' * (width - filled)}] " if self.total else ""
+        self.file.write(f"\r\033[K{self.desc}: {bar}{done} {self.postfix}")
+        self.file.flush()
+
+    def clear(self) -> None:
+        self.file.write("\r\033[K")
+        self.file.flush()
+
+    def close(self) -> None:
+        self.clear()
+
+
+def _make_bar(total: Optional[int], desc: str, file: TextIO, use_tqdm: bool) -> Any:
+    if use_tqdm:
+        try:
+            from tqdm import tqdm  # pylint: disable=import-outside-toplevel  (optional dependency)
+        except ImportError:
+            pass
+        else:
+            return tqdm(total=total, desc=desc, file=file, leave=False, dynamic_ncols=True, mininterval=0.1)
+    return _PlainBar(total, desc, file)
+
+
+class ProgressBar(Trace):
+    """Show a progress bar per epoch: step, epoch, steps/sec and the latest values of the monitored keys.
+
+    The Estimator adds one automatically when standard output is a terminal (and logging is on). It uses tqdm when it
+    is installed (`pip install tqdm`; the `fe` package brings it) and a plain single-line bar otherwise. Values are
+    read from the device only when the bar is redrawn (at most every `refresh_seconds`), so the bar costs nothing
+    per step. The bar clears itself before the Logger prints a line.
+
+    Args:
+        monitor_names: Keys to show (default: the network's loss keys).
+        mode: Modes to show bars for.
+        refresh_seconds: The minimum time between redraws.
+        file: Where to draw (default: standard error).
+        use_tqdm: Use tqdm when available.
+    """
+
+    def __init__(self,
+                 monitor_names: Union[None, str, Iterable[str]] = None,
+                 mode: Union[None, str, Iterable[str]] = ("train", "eval", "test"),
+                 refresh_seconds: float = 0.2,
+                 file: Optional[TextIO] = None,
+                 use_tqdm: bool = True) -> None:
+        super().__init__(inputs="*", mode=mode)
+        self.monitor_names: Optional[List[str]] = None if monitor_names is None else (
+            [monitor_names] if isinstance(monitor_names, str) else list(monitor_names))
+        self.refresh_seconds = refresh_seconds
+        self.file = file
+        self.use_tqdm = use_tqdm
+        self._bar: Any = None
+        self._last_draw = 0.0
+        self._steps_at_draw = 0
+
+    def get_state(self) -> Dict[str, Any]:
+        """Checkpoint state: none (a bar is display only)."""
+        return {}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Restore `get_state()`'s output (nothing)."""
+
+    def on_epoch_begin(self, data: Data) -> None:
+        system = self.system
+        if self.monitor_names is None:
+            self.monitor_names = sorted(system.network.get_loss_keys()) if system.network is not None else []
+        total = self._epoch_steps()
+        desc = f"{system.mode} epoch {system.epoch_idx}/{system.total_epochs}" if system.mode != "test" else "test"
+        self._bar = _make_bar(total, desc, self.file or sys.stderr, self.use_tqdm)
+        self._last_draw = time.perf_counter()
+        self._steps_at_draw = 0
+
+    def _epoch_steps(self) -> Optional[int]:
+        """How many steps this epoch runs over all its datasets (None when a loader has no length)."""
+        system = self.system
+        pipeline = system.pipeline
+        if pipeline is None:
+            return None
+        total = 0
+        for ds_id in pipeline.get_ds_ids(epoch=system.epoch_idx, mode=system.mode):
+            steps = pipeline.get_num_steps(mode=system.mode, epoch=system.epoch_idx, ds_id=ds_id,
+                                           steps_per_epoch=system.steps_per_epoch)
+            if steps is None:
+                return None
+            total += steps
+        return total
+
+    def on_batch_end(self, data: Data) -> None:
+        bar = self._bar
+        if bar is None:
+            return
+        bar.update(1)
+        system = self.system
+        log_steps = system.log_steps
+        logging_now = system.mode == "train" and bool(log_steps) and (
+            system.global_step % log_steps == 0 or system.global_step == 1)
+        if logging_now:
+            bar.clear()  # the Logger prints a line next
+            return
+        now = time.perf_counter()
+        if now - self._last_draw < self.refresh_seconds:
+            return
+        rate = (bar.n - self._steps_at_draw) / (now - self._last_draw)
+        self._last_draw, self._steps_at_draw = now, bar.n
+        parts = [f"step {system.global_step}" if system.mode == "train" else f"batch {system.batch_idx}",
+                 f"{rate:.1f} steps/s"]
+        for key in self.monitor_names or []:
+            if key in data:
+                value = np.asarray(data[key])
+                if value.size == 1:
+                    parts.append(f"{key} {float(value):.4g}")
+        bar.set_postfix_str("; ".join(parts), refresh=True)
+
+    def on_epoch_end(self, data: Data) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def on_end(self, data: Data) -> None:
+        self.on_epoch_end(data)

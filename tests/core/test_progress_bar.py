@@ -1,0 +1,64 @@
+"""ProgressBar: what a person watching a terminal sees."""
+from __future__ import annotations
+
+import io
+import sys
+
+import numpy as np
+import pytest
+
+import numpy_backend as nb
+from fe_core.dataset import NumpyDataset
+from fe_core.estimator import Estimator
+from fe_core.network import make_network
+from fe_core.op.tensorop import MeanSquaredError, ModelOp, UpdateOp
+from fe_core.pipeline import Pipeline
+from fe_core.trace import Logger, ProgressBar
+
+
+@pytest.fixture(autouse=True)
+def numpy_backend():
+    nb.install()
+    yield
+    nb.uninstall()
+
+
+def estimator(traces=(), log_steps=None, epochs=2):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 2)).astype(np.float32)
+    data = NumpyDataset({"x": x, "y": x.sum(axis=1, keepdims=True)})
+    model = nb.build(2, 1)
+    network = make_network([ModelOp(model=model, inputs="x", outputs="y_pred"),
+                            MeanSquaredError(inputs=("y_pred", "y"), outputs="mse"),
+                            UpdateOp(model=model, loss_name="mse")])
+    return Estimator(pipeline=Pipeline(train_data=data, eval_data=data, batch_size=10), network=network,
+                     epochs=epochs, traces=list(traces), log_steps=log_steps)
+
+
+def test_the_bar_shows_epoch_progress_rate_and_loss_and_clears_itself():
+    stream = io.StringIO()
+    estimator(traces=[ProgressBar(file=stream, refresh_seconds=0, use_tqdm=False)]).fit()
+    text = stream.getvalue()
+    assert "train epoch 1/2: [" in text and "4/4" in text and "eval epoch 2/2" in text
+    assert "steps/s" in text and "mse " in text and "step 3" in text
+    assert text.endswith("\r\033[K")  # nothing left on the line when training ends
+
+
+def test_estimator_adds_a_bar_before_the_logger_only_on_a_terminal(monkeypatch):
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    est = estimator(log_steps=1, epochs=1)
+    est._prepare_traces({"train", "eval"})
+    kinds = [type(t) for t in est.traces_in_use]
+    assert ProgressBar in kinds and kinds.index(ProgressBar) < kinds.index(Logger)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False, raising=False)
+    est = estimator(log_steps=1, epochs=1)
+    est._prepare_traces({"train", "eval"})
+    assert ProgressBar not in [type(t) for t in est.traces_in_use]
+
+
+def test_the_bar_clears_before_each_log_line():
+    stream = io.StringIO()
+    estimator(traces=[ProgressBar(file=stream, refresh_seconds=0, use_tqdm=False)], log_steps=2, epochs=1).fit()
+    text = stream.getvalue()
+    # at steps 1, 2 and 4 the Logger prints, so the bar only clears; at step 3 it draws
+    assert "step 3" in text and "step 2;" not in text and "step 4;" not in text
