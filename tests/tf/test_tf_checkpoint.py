@@ -136,3 +136,17 @@ def test_system_checkpoint_round_trip_resumes_exactly(tmp_path: "os.PathLike[str
     assert not np.array_equal(uninterrupted[0], at_save[0])
     for expected, resumed in zip(uninterrupted, snapshot(model.weights + model.optimizer.variables)):
         np.testing.assert_array_equal(expected, resumed)
+
+
+def test_save_weights_writes_keras_weights_that_load_weights_reads_back(tmp_path) -> None:
+    from fe_core.backend import get_backend
+    from fe_core.build import build
+    from fe_tf.architecture import LeNet
+    backend = get_backend("tf")
+    source = build(model_fn=LeNet, optimizer_fn="adam", model_name="src")
+    target = build(model_fn=LeNet, optimizer_fn="adam", model_name="dst")
+    path = backend.save_weights(source, str(tmp_path / f"src_best_ce.{backend.model_extension}"))
+    assert path.endswith("src_best_ce.weights.h5")
+    backend.load_weights(target, path)
+    for got, want in zip(target.weights, source.weights):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

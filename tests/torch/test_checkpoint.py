@@ -197,3 +197,15 @@ def test_system_checkpoint_resumes_training_exactly(tmp_path: Any) -> None:
     assert_same_tensors(optimizer_state_tensors(clone.current_optimizer),
                         optimizer_state_tensors(model.current_optimizer))
     assert torch.equal(torch.rand(3), expected_draw)
+
+
+def test_save_weights_writes_a_state_dict_that_load_weights_reads_back(tmp_path) -> None:
+    from fe_core.backend import get_backend
+    backend = get_backend("torch")
+    source = build(model_fn=LeNet, optimizer_fn="adam", model_name="src")
+    target = build(model_fn=LeNet, optimizer_fn="adam", model_name="dst")
+    path = backend.save_weights(source, str(tmp_path / f"src_best_ce.{backend.model_extension}"))
+    assert path.endswith("src_best_ce.pt") and not any(n.endswith(".tmp") for n in os.listdir(tmp_path))
+    backend.load_weights(target, path)
+    for got, want in zip(target.state_dict().values(), source.state_dict().values()):
+        assert torch.equal(got, want)

@@ -132,6 +132,12 @@ class TFBackend(TFKernels, Backend):
         """Read what `save_model` wrote back into `model`."""
         checkpoint.load_model(model, load_dir, load_optimizer)
 
+    def save_weights(self, model: Any, path: str) -> str:
+        return checkpoint.save_weights(model, path)
+
+    def load_weights(self, model: Any, path: str) -> None:
+        checkpoint.load_weights(model, path)
+
     def get_lr(self, model: Any) -> float:
         """The learning rate of the model's current optimizer."""
         return get_learning_rate(_current_optimizer(model, "read"))

@@ -77,6 +77,16 @@ def load_weights(model: Any, path: str) -> None:
         model.load_weights(path)
 
 
+def save_weights(model: Any, path: str) -> str:
+    """Write the model's weights alone to `path` (Keras 3 needs the name to end in `.weights.h5`); return `path`."""
+    with _optimizers_detached(model), warnings.catch_warnings():
+        # Keras' h5 writer converts TensorFlow variables with np.array(copy=False), which numpy 2 reports
+        warnings.filterwarnings("ignore", message="__array__ implementation doesn't accept a copy keyword",
+                                category=DeprecationWarning)
+        model.save_weights(path)
+    return path
+
+
 def save_model(model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
     """Save the model's weights (and optimizer state) into `save_dir`.
 
@@ -90,11 +100,7 @@ def save_model(model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
     """
     name = _model_name(model)
     files = [weights_file(name)]
-    with _optimizers_detached(model), warnings.catch_warnings():
-        # Keras' h5 writer converts TensorFlow variables with np.array(copy=False), which numpy 2 reports
-        warnings.filterwarnings("ignore", message="__array__ implementation doesn't accept a copy keyword",
-                                category=DeprecationWarning)
-        model.save_weights(os.path.join(save_dir, files[0]))
+    save_weights(model, os.path.join(save_dir, files[0]))
     if save_optimizer:
         arrays: Dict[str, np.ndarray] = {}
         optimizers = scheduled_optimizers(getattr(model, "optimizer", None))

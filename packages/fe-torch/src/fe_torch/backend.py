@@ -102,6 +102,12 @@ class TorchBackend(Backend):
     def load_model(self, model: Any, load_dir: str, load_optimizer: bool) -> None:
         checkpoint.load_model(model, load_dir, load_optimizer)
 
+    def save_weights(self, model: Any, path: str) -> str:
+        return checkpoint.save_weights(model, path)
+
+    def load_weights(self, model: Any, path: str) -> None:
+        checkpoint.load_weights(model, path)
+
     def get_lr(self, model: Any) -> float:
         return optimizers.get_lr(model)
 

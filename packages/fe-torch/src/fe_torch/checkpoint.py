@@ -108,6 +108,12 @@ def _scaler_state(optimizer: torch.optim.Optimizer) -> Optional[Dict[str, Any]]:
     return scaler.state_dict() if scaler is not None else None
 
 
+def save_weights(model: torch.nn.Module, path: str) -> str:
+    """Write the model's `state_dict` alone to `path` (atomically); return `path`."""
+    _atomic_save(model.state_dict(), path)
+    return path
+
+
 def load_weights(model: torch.nn.Module, path: str) -> None:
     """Load a `state_dict` file into `model` (mapped to the model's device).
 
