@@ -14,7 +14,7 @@ class LossOp(TensorOp):
     Args:
         inputs: The keys of the prediction and the ground truth.
         outputs: The key of the loss.
-        mode: Mode(s) to run in.
+        mode: Mode(s) to run in (every mode but 'infer' by default, as in FastEstimator: inference has no labels).
         ds_id: Dataset id(s) to run on.
         average_loss: Return the batch mean (True) or one loss per sample (False).
     """
@@ -22,7 +22,7 @@ class LossOp(TensorOp):
     def __init__(self,
                  inputs: Union[None, str, Iterable[str]] = None,
                  outputs: Union[None, str, Iterable[str]] = None,
-                 mode: Union[None, str, Iterable[str]] = None,
+                 mode: Union[None, str, Iterable[str]] = "!infer",
                  ds_id: Union[None, str, Iterable[str]] = None,
                  average_loss: bool = True) -> None:
         super().__init__(inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id)
@@ -57,7 +57,7 @@ class CrossEntropy(LossOp):
     def __init__(self,
                  inputs: Union[None, str, Iterable[str]] = None,
                  outputs: Union[None, str, Iterable[str]] = None,
-                 mode: Union[None, str, Iterable[str]] = None,
+                 mode: Union[None, str, Iterable[str]] = "!infer",
                  ds_id: Union[None, str, Iterable[str]] = None,
                  from_logits: bool = False,
                  average_loss: bool = True,
@@ -109,7 +109,7 @@ class L1_Loss(LossOp):  # pylint: disable=invalid-name  (FastEstimator's public 
     def __init__(self,
                  inputs: Union[None, str, Iterable[str]] = None,
                  outputs: Union[None, str, Iterable[str]] = None,
-                 mode: Union[None, str, Iterable[str]] = None,
+                 mode: Union[None, str, Iterable[str]] = "!infer",
                  ds_id: Union[None, str, Iterable[str]] = None,
                  average_loss: bool = True,
                  loss_type: str = "L1",
