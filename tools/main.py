@@ -1,32 +1,103 @@
 #!/usr/bin/env python3
-"""Main job of the repository. For now a smoke check: in `.venvs/fe` (all four packages, both frameworks; the same
-environment `python tools/test.py fe` uses), import fe_core and print its version and its subpackages.
-It will become a real training run. Standard library only; any Python >= 3.10.
+"""Main job of the repository: train a CNN on real data end to end, from a fresh clone.
+
+In `.venvs/fe` (all four packages with fe's `examples` extra: the same environment `python tools/test.py fe` uses,
+created or reused through tools/test.py's helpers), it runs
+
+    python -m fe.cli train fe.examples.digits_torch_cnn --epochs 8
+
+i.e. `fe train` on the PyTorch example: LeNet on scikit-learn's bundled 8x8 digits (upscaled to 28x28; no download),
+trained with Accuracy and BestModelSaver traces, then tested with the best weights. The run's console log is saved,
+parsed back with `fe.summary.logs` and drawn with `fe logs`; the job prints the test accuracy and fails (exit code 1)
+if it is below 0.9. Standard library only; any Python >= 3.10.
+
+Usage:
+    python tools/main.py [--epochs N]
 """
 from __future__ import annotations
 
+import argparse
 import importlib.util
+import os
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
+from typing import List, Optional
 
 _spec = importlib.util.spec_from_file_location("fe_test_runner", Path(__file__).resolve().parent / "test.py")
 assert _spec is not None and _spec.loader is not None
 runner = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(runner)
 
-SMOKE = """
-import pkgutil
-import fe_core
-from fe_core.__about__ import __version__
-print("fe_core", __version__)
-print("subpackages:", ", ".join(m.name for m in pkgutil.iter_modules(fe_core.__path__) if m.ispkg))
+EXAMPLE = "fe.examples.digits_torch_cnn"
+MIN_ACCURACY = 0.9
+
+# Run in the venv after training: read the saved log back and print the final test accuracy.
+REPORT = """
+import sys
+from fe.summary.logs import parse_log_file
+summary = parse_log_file(sys.argv[1])
+test = summary.history["test"]
+if "accuracy" not in test:
+    sys.exit("the log has no test accuracy")
+step = max(test["accuracy"])
+print(f"{float(test['accuracy'][step]):.4f}")
 """
 
 
-def main() -> int:
+def _run_and_log(cmd: List[str], log_path: Path, env: dict) -> int:
+    """Run `cmd`, echoing its output and saving it to `log_path`; return its exit code."""
+    with open(log_path, "w", encoding="utf-8") as log, subprocess.Popen(
+            cmd, cwd=runner.ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            text=True, errors="replace", bufsize=1) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            log.write(line)
+        return proc.wait()
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description="Train and test the digits CNN example with fe's torch backend.")
+    parser.add_argument("--epochs", type=int, default=8, help="training epochs (default 8)")
+    args = parser.parse_args(argv)
+
     python = runner.ensure_venv("fe", runner.SUITE_PACKAGES["fe"], runner.TEST_REQUIREMENTS)
-    return subprocess.run([str(python), "-c", SMOKE], cwd=runner.ROOT).returncode
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+    env.setdefault("OMP_NUM_THREADS", str(min(4, os.cpu_count() or 1)))
+    out_dir = Path(tempfile.mkdtemp(prefix="fe_main_"))
+    log_path = out_dir / "digits_torch_cnn.txt"
+
+    cmd = [str(python), "-m", "fe.cli", "train", EXAMPLE, "--epochs", str(args.epochs), "--save_dir",
+           str(out_dir / "models")]
+    print(f"[main] fe train {EXAMPLE} --epochs {args.epochs}", flush=True)
+    start = time.perf_counter()
+    code = _run_and_log(cmd, log_path, env)
+    elapsed = time.perf_counter() - start
+    if code != 0:
+        print(f"[main] training failed (exit code {code})", flush=True)
+        return code
+
+    report = subprocess.run([str(python), "-c", REPORT, str(log_path)], cwd=runner.ROOT, env=env,
+                            capture_output=True, text=True)
+    if report.returncode != 0:
+        print(f"[main] could not read the test accuracy from {log_path}: {report.stderr.strip()}", flush=True)
+        return 1
+    accuracy = float(report.stdout.strip())
+    plot = subprocess.run([str(python), "-m", "fe.cli", "logs", str(log_path), "--out", str(out_dir / "history.png")],
+                          cwd=runner.ROOT, env=env, capture_output=True, text=True)
+    plot_note = f"history plot: {out_dir / 'history.png'}" if plot.returncode == 0 else \
+        f"no history plot ({plot.stderr.strip()})"
+
+    print(f"[main] log: {log_path}; {plot_note}")
+    print(f"[main] digits_torch_cnn: test accuracy {accuracy:.4f} after {args.epochs} epochs "
+          f"(train + test in {elapsed:.1f} s)", flush=True)
+    if accuracy < MIN_ACCURACY:
+        print(f"[main] FAILED: test accuracy {accuracy:.4f} is below {MIN_ACCURACY}", flush=True)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

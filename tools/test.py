@@ -33,12 +33,13 @@ VENVS = ROOT / ".venvs"
 CONSTRAINTS = ROOT / "tools" / "constraints.txt"
 STAMP_NAME = "fe-install.stamp"
 
-# Packages (directories under packages/) installed editable into each suite's venv.
+# Packages (directories under packages/, optionally with extras: "fe[examples]") installed editable into each suite's
+# venv. fe's `examples` extra brings scikit-learn (the examples' data) and matplotlib (`fe logs`), which tests/fe use.
 SUITE_PACKAGES: Dict[str, List[str]] = {
     "core": ["fe-core"],
     "torch": ["fe-core", "fe-torch"],
     "tf": ["fe-core", "fe-tf"],
-    "fe": ["fe-core", "fe-torch", "fe-tf", "fe"],
+    "fe": ["fe-core", "fe-torch", "fe-tf", "fe[examples]"],
 }
 # What the tests themselves need on top (the frameworks come with fe-torch / fe-tf, pinned by the constraints).
 TEST_REQUIREMENTS = ["pytest", "pyyaml", "tomli; python_version < '3.11'"]
@@ -72,7 +73,7 @@ def _install_stamp(packages: Sequence[str], requirements: Sequence[str]) -> str:
     digest.update(f"{sys.version}|{sys.executable}|{ROOT}".encode())
     for name in packages:
         digest.update(name.encode())
-        digest.update((ROOT / "packages" / name / "pyproject.toml").read_bytes())
+        digest.update((ROOT / "packages" / name.partition("[")[0] / "pyproject.toml").read_bytes())
     digest.update(CONSTRAINTS.read_bytes())
     digest.update("\n".join(requirements).encode())
     return digest.hexdigest()
@@ -99,7 +100,8 @@ def ensure_venv(name: str, packages: Sequence[str], requirements: Sequence[str] 
     if quiet:
         cmd.append("-q")
     for package in packages:
-        cmd += ["-e", str(ROOT / "packages" / package)]
+        directory, bracket, extras = package.partition("[")
+        cmd += ["-e", str(ROOT / "packages" / directory) + bracket + extras]
     cmd += list(requirements)
     print(f"[{name}] pip install {' '.join(packages + list(requirements))} (constrained by tools/constraints.txt)",
           flush=True)

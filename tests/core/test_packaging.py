@@ -76,7 +76,8 @@ def test_backends_declare_their_entry_points_and_frameworks():
 
 def test_fe_offers_one_extra_per_backend_and_a_cli():
     project = _pyproject("fe")["project"]
-    assert {_name(r) for r in project["dependencies"]} == {"fe-core"}
+    assert {_name(r) for r in project["dependencies"]} == {"fe-core", "tqdm"}
     extras = {k: {_name(r) for r in v} for k, v in project["optional-dependencies"].items()}
-    assert extras == {"torch": {"fe-torch"}, "tf": {"fe-tf"}, "all": {"fe-torch", "fe-tf"}}
+    assert extras == {"torch": {"fe-torch"}, "tf": {"fe-tf"}, "all": {"fe-torch", "fe-tf"},
+                      "examples": {"scikit-learn", "matplotlib"}}
     assert project["scripts"] == {"fe": "fe.cli:main"}

@@ -1,0 +1,8 @@
+"""`ResNet9` for TensorFlow (from fe_tf)."""
+from fe.architecture._backend_import import require_backend
+
+require_backend("fe_tf", "tf", "fe.architecture.tensorflow")
+
+from fe_tf.architecture.resnet9 import ResNet9  # noqa: E402  pylint: disable=wrong-import-position
+
+__all__ = ["ResNet9"]

@@ -1,0 +1,57 @@
+"""The `fe` command: `fe train`, `fe test`, `fe logs` (`fe COMMAND --help` for each)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import List, NoReturn, Optional
+
+from fe.cli.errors import USAGE_EXIT_CODE, CLIError
+from fe.cli.logs import add_logs_parser
+from fe.cli.train import add_test_parser, add_train_parser
+
+__all__ = ["build_parser", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors become `CLIError`s (one line on stderr, exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CLIError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `fe` argument parser with its commands."""
+    parser = _Parser(prog="fe", description="FastEstimator-style training from the command line.",
+                     allow_abbrev=False)
+    from fe.__about__ import __version__  # pylint: disable=import-outside-toplevel
+    parser.add_argument("--version", action="version", version=f"fe {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers.required = True
+    add_train_parser(subparsers)
+    add_test_parser(subparsers)
+    add_logs_parser(subparsers)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the `fe` command line.
+
+    Args:
+        argv: The arguments (default: `sys.argv[1:]`).
+
+    Returns:
+        The exit code: 0 on success, 2 for a usage error (printed as one line on stderr, without a traceback).
+    """
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    command = next((token for token in tokens if not token.startswith("-")), "")
+    prog = f"fe {command}" if command in ("train", "test", "logs") else "fe"
+    try:
+        args, unknown = build_parser().parse_known_args(tokens)
+        return int(args.func(args, unknown) or 0)
+    except CLIError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return USAGE_EXIT_CODE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,4 @@
+"""`Sometimes`: run an op with a given probability."""
+from fe_core.op.numpyop.meta.sometimes import Sometimes
+
+__all__ = ["Sometimes"]

@@ -1,0 +1,4 @@
+"""`Minmax`."""
+from fe_core.op.numpyop.univariate.minmax import Minmax
+
+__all__ = ["Minmax"]

@@ -1,0 +1,4 @@
+"""`Normalize`."""
+from fe_core.op.numpyop.univariate.normalize import Normalize
+
+__all__ = ["Normalize"]

@@ -1,0 +1,4 @@
+"""`AxisSlicer`."""
+from fe_core.slicer.axis_slicer import AxisSlicer
+
+__all__ = ["AxisSlicer"]

@@ -1,0 +1,4 @@
+"""`SlidingSlicer`."""
+from fe_core.slicer.sliding_slicer import SlidingSlicer
+
+__all__ = ["SlidingSlicer"]

@@ -1,0 +1,4 @@
+"""`ModelSaver`."""
+from fe_core.trace.io.model_saver import ModelSaver
+
+__all__ = ["ModelSaver"]

@@ -1,0 +1,4 @@
+"""`TensorBoard`."""
+from fe_core.trace.io.tensorboard import TensorBoard
+
+__all__ = ["TensorBoard"]

@@ -1,0 +1,4 @@
+"""`Accuracy`."""
+from fe_core.trace.metric.accuracy import Accuracy
+
+__all__ = ["Accuracy"]

@@ -1,0 +1,4 @@
+"""`ConfusionMatrix`."""
+from fe_core.trace.metric.confusion_matrix import ConfusionMatrix
+
+__all__ = ["ConfusionMatrix"]

@@ -1,0 +1,4 @@
+"""`MCC`."""
+from fe_core.trace.metric.mcc import MCC
+
+__all__ = ["MCC"]

@@ -1,0 +1,4 @@
+"""`Recall`."""
+from fe_core.trace.metric.recall import Recall
+
+__all__ = ["Recall"]
