@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""fe's `Estimator.fit` on PyTorch next to a hand-written torch training loop, in one process.
+
+Run with an environment that has fe-core and fe-torch (from the repository root):
+
+    .venvs/torch/bin/python tools/bench/bench_torch.py [--repeats 5] [--epochs 8] [--models mlp lenet]
+
+Workloads (synthetic data, same for both sides; both start from the same initial weights):
+
+  mlp:   Linear(64, 32) - ReLU - Linear(32, 10) logits, batch 32, Adam(lr=1e-3), 4096 samples (128 steps/epoch);
+  lenet: fe_torch's LeNet on 1x28x28 images (softmax output), batch 32, Adam(lr=1e-3), 512 samples (16 steps/epoch).
+
+The hand-written loop is what a careful user writes: the data as tensors in memory, a `torch.randperm` per epoch,
+slicing, forward, cross entropy, `zero_grad(set_to_none=True)`, `backward`, `step`. fe runs `Estimator.fit` with the
+data in a `NumpyDataset` (shuffled by its Pipeline), a Network of ModelOp -> CrossEntropy -> UpdateOp, no eval data,
+and `log_steps=None` (no logging) or `log_steps=100` (FastEstimator's default: a log line every 100 steps), the latter
+also with the ProgressBar a run in a terminal shows (drawn into a buffer; tqdm when installed).
+
+Only steady-state training counts. fe's epochs are timed by a trace with epoch hooks only, and right after each fe
+epoch that trace runs and times one epoch of the hand-written loop (its own model and optimizer), so every pair of
+epochs sees the same machine conditions. The first pair of every run (fe's warmup, first-epoch allocations) is left
+out. The table shows, per configuration, the median and best epoch rate, the median of the per-pair ratios
+fe / hand-written and best / best. Single-threaded (OMP_NUM_THREADS=1, torch.set_num_threads(1)).
+"""
+from __future__ import annotations
+
+import os
+
+os.environ["OMP_NUM_THREADS"] = "1"
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import io  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Callable, Dict, List, Tuple  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+torch.set_num_threads(1)
+torch.set_num_interop_threads(1)
+
+from fe_core.build import build  # noqa: E402
+from fe_core.dataset import NumpyDataset  # noqa: E402
+from fe_core.estimator import Estimator  # noqa: E402
+from fe_core.network import make_network  # noqa: E402
+from fe_core.op.tensorop import CrossEntropy, ModelOp, UpdateOp  # noqa: E402
+from fe_core.pipeline import Pipeline  # noqa: E402
+from fe_core.trace import Trace  # noqa: E402
+from fe_core.trace.progress_bar import ProgressBar  # noqa: E402
+from fe_torch.architecture import LeNet  # noqa: E402
+
+from bench_table import machine_line, print_table, summarize_pairs  # noqa: E402
+
+BATCH = 32
+
+
+class PairedEpochs(Trace):
+    """Times each fe training epoch, and right after it one epoch of the hand-written loop (`other_epoch`), so that
+    both sides of every pair see the same machine conditions. Only epoch hooks: nothing runs per step."""
+
+    def __init__(self, other_epoch: Callable[[], float]) -> None:
+        super().__init__(mode="train")
+        self.other_epoch = other_epoch
+        self.pairs: List[Tuple[float, float]] = []
+        self._start = 0.0
+        self._steps = 0
+
+    def on_epoch_begin(self, data):  # type: ignore[no-untyped-def]
+        self._steps = self.system.global_step or 0
+        self._start = time.perf_counter()
+
+    def on_epoch_end(self, data):  # type: ignore[no-untyped-def]
+        fe_rate = (self.system.global_step - self._steps) / (time.perf_counter() - self._start)
+        self.pairs.append((fe_rate, self.other_epoch()))
+
+
+def mlp() -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
+
+
+WORKLOADS: Dict[str, Dict[str, object]] = {
+    "mlp": {"model": mlp, "shape": (64,), "samples": 4096, "from_logits": True},
+    "lenet": {"model": LeNet, "shape": (1, 28, 28), "samples": 512, "from_logits": False},
+}
+
+
+def make_data(shape: Tuple[int, ...], samples: int) -> Tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((samples, *shape)).astype(np.float32)
+    y = rng.integers(0, 10, size=samples).astype(np.int64)
+    return x, y
+
+
+class HandWrittenLoop:
+    """The hand-written training loop, one epoch per call; returns that epoch's steps/sec."""
+
+    def __init__(self, workload: Dict[str, object], x: np.ndarray, y: np.ndarray,
+                 state: Dict[str, torch.Tensor]) -> None:
+        self.model: torch.nn.Module = workload["model"]()  # type: ignore[operator]
+        self.model.load_state_dict(state)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+        self.from_logits = bool(workload["from_logits"])
+        self.features, self.labels = torch.from_numpy(x), torch.from_numpy(y)
+
+    def __call__(self) -> float:
+        model, optimizer, features, labels = self.model, self.optimizer, self.features, self.labels
+        size = len(features)
+        model.train()
+        start = time.perf_counter()
+        order = torch.randperm(size)
+        steps = 0
+        for begin in range(0, size, BATCH):
+            index = order[begin:begin + BATCH]
+            prediction = model(features[index])
+            if self.from_logits:
+                loss = F.cross_entropy(prediction, labels[index])
+            else:
+                loss = F.nll_loss(torch.log(prediction.clamp(1e-7, 1.0)), labels[index])
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            steps += 1
+        return steps / (time.perf_counter() - start)
+
+
+def paired_rates(workload: Dict[str, object], x: np.ndarray, y: np.ndarray, state: Dict[str, torch.Tensor],
+                 epochs: int, log_steps: object, progress_bar: bool = False) -> List[Tuple[float, float]]:
+    """(fe steps/sec, hand-written steps/sec) of every epoch after the first, fe epochs alternating with hand-written
+    ones; both start from the weights in `state`."""
+    pipeline = Pipeline(train_data=NumpyDataset({"x": x, "y": y}), batch_size=BATCH)
+    model_fn: Callable[[], torch.nn.Module] = workload["model"]  # type: ignore[assignment]
+
+    def model_with_weights() -> torch.nn.Module:
+        model = model_fn()
+        model.load_state_dict(state)
+        return model
+
+    model = build(model_fn=model_with_weights, optimizer_fn=lambda params: torch.optim.Adam(params, lr=1e-3))
+    network = make_network(ops=[
+        ModelOp(model=model, inputs="x", outputs="y_pred"),
+        CrossEntropy(inputs=("y_pred", "y"), outputs="ce", from_logits=bool(workload["from_logits"])),
+        UpdateOp(model=model, loss_name="ce"),
+    ])
+    timer = PairedEpochs(HandWrittenLoop(workload, x, y, state))
+    traces: List[Trace] = [timer]
+    if progress_bar:  # what a run in a terminal shows; drawn into a buffer here
+        traces.append(ProgressBar(file=io.StringIO()))
+    with contextlib.redirect_stdout(io.StringIO()):  # log lines are produced (and cost their time), not shown
+        estimator = Estimator(pipeline=pipeline, network=network, epochs=epochs, traces=traces, log_steps=log_steps)
+        estimator.fit()
+    return timer.pairs[1:]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5, help="fe runs per configuration")
+    parser.add_argument("--epochs", type=int, default=8, help="epochs per run (the first pair is not counted)")
+    parser.add_argument("--models", nargs="+", default=["mlp", "lenet"], choices=sorted(WORKLOADS))
+    args = parser.parse_args()
+    print(machine_line(torch=torch.__version__))
+    print(f"fe Estimator.fit vs a hand-written torch loop; batch {BATCH}, Adam, CPU, 1 thread; "
+          f"{args.repeats} runs x {args.epochs - 1} counted epoch pairs per configuration")
+    rows = []
+    for name in args.models:
+        workload = WORKLOADS[name]
+        x, y = make_data(workload["shape"], workload["samples"])  # type: ignore[arg-type]
+        torch.manual_seed(0)
+        state = {k: v.clone() for k, v in workload["model"]().state_dict().items()}  # type: ignore[operator]
+        configurations = {}
+        for label, log_steps, progress_bar in (("fe log_steps=None", None, False), ("fe log_steps=100", 100, False),
+                                               ("fe log_steps=100 + ProgressBar", 100, True)):
+            pairs: List[Tuple[float, float]] = []
+            for _ in range(args.repeats):
+                pairs += paired_rates(workload, x, y, state, args.epochs, log_steps, progress_bar)
+            configurations[label] = pairs
+        rows += summarize_pairs(name, configurations, "hand-written loop")
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Run every benchmark in tools/bench with the right interpreter, one after the other.
+
+    python tools/bench/run_all.py [--quick] [--only torch tf pipeline import memory]
+
+Interpreters: `.venvs/fe` when it exists (it has both frameworks), else `.venvs/torch` for the torch benchmark,
+`.venvs/tf` for the TensorFlow one and `.venvs/core` for the pipeline; the import benchmark runs with `.venvs/fe` (or
+`.venvs/torch`); the memory benchmark starts its own interpreters. (`python tools/test.py` creates the venvs.)
+A benchmark whose interpreter is missing is skipped with a message. `--quick` runs fewer repeats (a smoke test; the
+figures in README.md come from a full run).
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+
+
+def interpreter(*venvs: str) -> str:
+    """The first of `venvs` (names under .venvs/) that exists; '' when none does."""
+    for venv in venvs:
+        candidate = ROOT / ".venvs" / venv / "bin" / "python"
+        if candidate.exists():
+            return str(candidate)
+    return ""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke test, not figures to report")
+    parser.add_argument("--only", nargs="+", choices=["torch", "tf", "pipeline", "import", "memory"])
+    args = parser.parse_args()
+    quick: Dict[str, List[str]] = {
+        "torch": ["--repeats", "1", "--epochs", "3"],
+        "tf": ["--repeats", "1", "--epochs", "3"],
+        "pipeline": ["--samples", "10000", "--repeats", "2"],
+        "import": ["--repeats", "2"],
+        "memory": ["--epochs", "5"],
+    }
+    plan = {
+        "torch": (interpreter("fe", "torch"), "bench_torch.py"),
+        "tf": (interpreter("fe", "tf"), "bench_tf.py"),
+        "pipeline": (interpreter("fe", "core", "torch", "tf") or sys.executable, "bench_pipeline.py"),
+        "import": (interpreter("fe", "torch", "core"), "bench_import.py"),
+        "memory": (sys.executable, "bench_memory.py"),
+    }
+    failed = []
+    for name, (python, script) in plan.items():
+        if args.only and name not in args.only:
+            continue
+        print(f"\n===== {script}", flush=True)
+        if not python:
+            print(f"skipped: no interpreter for {name} (run `python tools/test.py` to create the .venvs)")
+            continue
+        command = [python, str(HERE / script)] + (quick[name] if args.quick else [])
+        print("$ " + " ".join(command), flush=True)
+        if subprocess.run(command, cwd=ROOT, check=False).returncode != 0:
+            failed.append(script)
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
