@@ -214,3 +214,13 @@ def test_only_the_inputs_ops_read_go_to_the_device_and_only_read_outputs_come_ba
     assert isinstance(result["mse"], np.ndarray) and len(converted) == 1
     assert result["unused"] is batch["unused"]
     assert len(converted) == 1  # 'p' was never read, so never copied
+
+
+def test_a_label_of_minus_100_is_an_error_not_silently_ignored() -> None:
+    from fe_core.backend import get_backend
+    from fe_core.op.tensorop import CrossEntropy
+    op = CrossEntropy(inputs=("p", "y"), outputs="ce", from_logits=True)
+    op.build("torch")
+    with pytest.raises((IndexError, RuntimeError)):
+        op.forward([torch.randn(3, 4), torch.tensor([0, -100, 2])], {"mode": "train"})
+    assert get_backend("torch").name == "torch"

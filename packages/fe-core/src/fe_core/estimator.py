@@ -332,9 +332,10 @@ class Estimator:
         begin_hooks, end_hooks = plan.batch_begin, plan.batch_end
         train = mode == "train"
         for batch in loader:
-            system.update_batch_idx()
+            # system.update_batch_idx() and update_global_step(), inline: this loop runs every step
+            system.batch_idx = 1 if system.batch_idx is None else system.batch_idx + 1
             if train:
-                system.update_global_step()
+                system.global_step = 1 if system.global_step is None else system.global_step + 1
             if begin_hooks:
                 begin_data = Data(batch)
                 for hook in begin_hooks:

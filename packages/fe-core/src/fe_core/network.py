@@ -7,9 +7,10 @@ or pop reads them, so a loss nobody logs this step is never copied off the devic
 """
 from __future__ import annotations
 
+import functools
 import threading
-from typing import (Any, Dict, Iterable, Iterator, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple,
-                    Union, overload)
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, MutableMapping, Optional, Sequence, Set,
+                    Tuple, Union, overload)
 
 from fe_core.backend.registry import backend_for_model, get_backend
 from fe_core.containers import filter_nones, to_list
@@ -93,6 +94,20 @@ def collect_models(ops: Iterable[Any]) -> List[Any]:
     return models
 
 
+# What run_ops needs of one op, looked up once per epoch: (op, forward, inputs, in_list, outputs, out_list, deletes).
+_OpPlan = Tuple[Any, Callable[[Any, Dict[str, Any]], Any], List[str], bool, List[str], bool, Optional[List[str]]]
+
+
+def _plan_op(op: Any) -> _OpPlan:
+    """Resolve `op` for `BaseNetwork.run_ops`. A generic op's backend kernel is called directly (what
+    `TensorOp.forward` would do, without its per-call lookup)."""
+    forward = op.forward
+    kernel = getattr(op, "_kernel", None)
+    if kernel is not None and type(op).forward is TensorOp.forward and "forward" not in vars(op):
+        forward = functools.partial(kernel, op)
+    return (op, forward, op.inputs, op.in_list, op.outputs, op.out_list, getattr(op, "fe_deletes", None) or None)
+
+
 class BaseNetwork:
     """The framework-free part of a Network: key resolution, op execution, slicing and postprocessing.
 
@@ -161,6 +176,7 @@ class BaseNetwork:
         self.ctx_gpu_inputs: List[str] = []
         self.ctx_outputs: Set[str] = set()
         self.ctx_ops: List[TensorOp] = []
+        self.ctx_op_plan: List[_OpPlan] = []
         self.ctx_postprocessing: List[NumpyOp] = []
         self.ctx_slicers: List[Any] = []
         self.ctx_models: List[Any] = []
@@ -262,6 +278,7 @@ class BaseNetwork:
             self.ctx_inputs, self.ctx_gpu_inputs, self.ctx_outputs, _ = self.get_keys(mode, epoch, ds_id,
                                                                                       desired_output_keys)
             self.ctx_ops = get_current_items(self.ops, mode, epoch, ds_id=ds_id)
+            self.ctx_op_plan = [_plan_op(op) for op in self.ctx_ops]
             self.ctx_postprocessing = get_current_items(self.postprocessing, mode, epoch, ds_id=ds_id)
             self.ctx_slicers = get_current_items(self.slicers, mode, epoch, ds_id=ds_id)
             if self.ctx_slicers:
@@ -331,15 +348,10 @@ class BaseNetwork:
         """
         op = None
         try:
-            for op in self.ctx_ops:
-                if op.in_list:
-                    data = [store[key] for key in op.inputs]
-                else:
-                    data = store[op.inputs[0]]
-                result = op.forward(data, state)
-                outputs = op.outputs
+            for op, forward, inputs, in_list, outputs, out_list, deletes in self.ctx_op_plan:
+                result = forward([store[key] for key in inputs] if in_list else store[inputs[0]], state)
                 if outputs:
-                    if op.out_list:
+                    if out_list:
                         if len(result) != len(outputs):
                             raise ValueError(f"{type(op).__name__} declares outputs {outputs} but returned "
                                              f"{len(result)} value(s)")
@@ -347,7 +359,6 @@ class BaseNetwork:
                             store[key] = value
                     else:
                         store[outputs[0]] = result
-                deletes = getattr(op, "fe_deletes", None)
                 if deletes:
                     for key in deletes:
                         store.pop(key, None)

@@ -15,8 +15,9 @@ tests and benchmarks can check that later epochs add none.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+import numpy as np
 import tensorflow as tf
 
 from fe_core.network import BaseNetwork
@@ -83,6 +84,35 @@ def _fits(specs: Dict[str, tf.TensorSpec], batch: Dict[str, Any]) -> bool:
     return True
 
 
+class _Graph(NamedTuple):
+    """One trace of a step: its input specs (None: traced with `reduce_retracing`), the `tf.function`, and for a fixed
+    signature its concrete function."""
+
+    specs: Optional[Dict[str, tf.TensorSpec]]
+    function: Any
+    concrete: Any
+
+
+def _call_graph(graph: _Graph, batch: Dict[str, Any], epoch: tf.Tensor) -> Dict[str, Any]:
+    """Run one step through `graph`.
+
+    With a fixed signature the numpy arrays become tensors of the signature's dtypes here and the concrete function is
+    called directly: the same computation as calling the `tf.function` with the numpy batch, without its per-call
+    argument dispatch, which on a small model costs more than the step itself. Anything unusual (a key the signature
+    lacks, a value that does not convert) goes through the `tf.function`, whose errors the caller handles.
+    """
+    concrete = graph.concrete
+    if concrete is not None:
+        specs = graph.specs
+        try:
+            tensors = {key: tf.constant(value, dtype=specs[key].dtype) if isinstance(value, np.ndarray) else value
+                       for key, value in batch.items()}
+        except (KeyError, TypeError, ValueError):
+            return graph.function(batch, epoch)
+        return concrete(tensors, epoch)
+    return graph.function(batch, epoch)
+
+
 class _StepProgram:
     """The step of one configuration: a Python body, and the `tf.function`s traced from it."""
 
@@ -93,7 +123,7 @@ class _StepProgram:
         self.outputs = outputs
         self.persistent = persistent
         self.strategy = strategy
-        self.graphs: List[Tuple[Optional[Dict[str, tf.TensorSpec]], Any]] = []
+        self.graphs: List[_Graph] = []
 
     # -------------------------------------------------------------- the body (eager, or traced)
     def body(self, batch: Dict[str, Any], epoch: Any) -> Dict[str, Any]:
@@ -124,23 +154,24 @@ class _StepProgram:
         if eager:
             return self.body({key: tf.convert_to_tensor(value) for key, value in batch.items()}, epoch)
         if self.graphs:
-            specs, function = self.graphs[-1]
+            graph = self.graphs[-1]
             try:
-                return function(batch, epoch)
+                return _call_graph(graph, batch, epoch)
             except TypeError:
-                if specs is None or _fits(specs, batch):
+                if graph.specs is None or _fits(graph.specs, batch):
                     raise
-            for index, (specs, function) in enumerate(self.graphs):  # another structure: use (or make) its trace
-                if specs is not None and _fits(specs, batch):
+            for index, graph in enumerate(self.graphs):  # another structure: use (or make) its trace
+                if graph.specs is not None and _fits(graph.specs, batch):
                     self.graphs.append(self.graphs.pop(index))  # most recently used last
-                    return function(batch, epoch)
+                    return _call_graph(graph, batch, epoch)
         specs = _input_signature(batch)
         if specs is None:
-            function = _traced(self.body, reduce_retracing=True)
+            graph = _Graph(None, _traced(self.body, reduce_retracing=True), None)
         else:
             function = _traced(self.body, input_signature=[specs, tf.TensorSpec([], tf.int64)])
-        self.graphs.append((specs, function))
-        return function(batch, epoch)
+            graph = _Graph(specs, function, function.get_concrete_function())
+        self.graphs.append(graph)
+        return _call_graph(graph, batch, epoch)
 
     def _run_distributed(self, batch: Dict[str, Any], epoch: tf.Tensor, eager: bool) -> Dict[str, Any]:
         strategy = self.strategy
@@ -155,8 +186,8 @@ class _StepProgram:
             results = self._distributed_body(distributed, epoch)
         else:
             if not self.graphs:
-                self.graphs.append((None, _traced(self._distributed_body, reduce_retracing=True)))
-            results = self.graphs[0][1](distributed, epoch)
+                self.graphs.append(_Graph(None, _traced(self._distributed_body, reduce_retracing=True), None))
+            results = self.graphs[0].function(distributed, epoch)
         if filled != size:
             results = trim_results(results, size, filled)
         return results

@@ -16,8 +16,6 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 import torch
 import torch.nn.functional as F
 
-from fe_torch.precision import grad_scaler_of
-
 __all__ = ["model_kernel", "update_kernel", "cross_entropy_kernel", "mean_squared_error_kernel", "l1_loss_kernel",
            "argmax_kernel", "trainable_parameters", "EPSILON"]
 
@@ -25,6 +23,10 @@ EPSILON = 1e-7  # probabilities are clamped to [EPSILON, 1 - EPSILON] before the
 
 Tensor = torch.Tensor
 
+
+# torch's fused losses skip labels equal to ignore_index (-100 by default); fe ignores no label, so a bad label
+# still raises instead of silently vanishing from the loss.
+_NO_IGNORED_LABEL = torch.iinfo(torch.int64).min
 
 def _model_name(model: Any) -> str:
     return str(getattr(model, "model_name", type(model).__name__))
@@ -165,7 +167,7 @@ def update_kernel(op: Any, data: Any, state: Dict[str, Any]) -> None:
                          f"{_where(state)}")
     backend_state = op.fe_backend_state
     if op.gradients is None:
-        scaler = grad_scaler_of(optimizer)
+        scaler = getattr(optimizer, "scaler", None)  # the GradScaler `build` attached (None without float16 AMP)
         params = backend_state.get("params")
         if params is None:
             params = backend_state["params"] = trainable_parameters(model)
@@ -192,11 +194,11 @@ def update_kernel(op: Any, data: Any, state: Dict[str, Any]) -> None:
             return None
         backend_state["count"], backend_state["grads"] = 0, None
         gradients = [None if g is None else g.div_(merge) for g in accumulated]
-    step = functools.partial(_step, params, gradients, optimizer, scaler)
     if op.defer:
-        state["deferred"].setdefault(_model_name(model), []).append(step)
+        state["deferred"].setdefault(_model_name(model), []).append(
+            functools.partial(_step, params, gradients, optimizer, scaler))
     else:
-        step()
+        _step(params, gradients, optimizer, scaler)
     return None
 
 
@@ -246,7 +248,20 @@ def cross_entropy_kernel(op: Any, data: Sequence[Tensor], state: Dict[str, Any])
     """
     pred, true = data
     form = op.infer_form(tuple(pred.shape), tuple(true.shape))
-    pred = pred.float()
+    if pred.dtype != torch.float32:
+        pred = pred.float()
+    if pred.ndim == 2 and not op.class_weights and form != "binary":
+        # (batch, classes): torch's fused losses compute the same values with a fraction of the kernel launches.
+        reduction = "mean" if op.average_loss else "none"
+        if form == "sparse":
+            labels = (true.reshape(true.shape[:-1]) if true.ndim == 2 else true).long()
+            if op.from_logits:
+                return _loss_output(op, F.cross_entropy(pred, labels, reduction=reduction,
+                                                        ignore_index=_NO_IGNORED_LABEL))
+            return _loss_output(op, F.nll_loss(_log_probabilities(op, pred), labels, reduction=reduction,
+                                               ignore_index=_NO_IGNORED_LABEL))
+        if op.from_logits:
+            return _loss_output(op, F.cross_entropy(pred, true.to(pred.dtype), reduction=reduction))
     if form == "sparse":
         labels = true.reshape(true.shape[:-1]) if true.ndim == pred.ndim else true
         labels = labels.long()

@@ -9,7 +9,6 @@ on, and stays on, that device.
 """
 from __future__ import annotations
 
-import contextlib
 from typing import Any, ContextManager, Dict, List, Optional
 
 import torch
@@ -78,9 +77,14 @@ class TorchNetwork(BaseNetwork):
                 if op.model.current_optimizer is None:
                     raise ValueError(f"UpdateOp cannot update model {op.model.model_name!r}: it has no optimizer in "
                                      f"mode {self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}")
+        trailing = []
         for op in reversed(self.ctx_ops):
             if not isinstance(op, UpdateOp):
                 break
+            trailing.append(op)
+        if len(trailing) == 1 and not any(getattr(op, "defer", False) for op in self.ctx_ops):
+            return  # one update, after every other op, and nothing else deferred: deferring it would change nothing
+        for op in trailing:
             if not op.defer:
                 op.defer = True
                 self._deferred_by_network.append(op)
@@ -97,8 +101,14 @@ class TorchNetwork(BaseNetwork):
     def _run_step(self, batch: Dict[str, Any]) -> Dict[str, Any]:
         device = self.device
         store = {key: to_device(value, device) for key, value in batch.items()}
-        with self._grad_context(), (autocast_context(device, True) if self._autocast else contextlib.nullcontext()):
+        if self._autocast:
+            with self._grad_context(), autocast_context(device, True):
+                self.run_ops(store, self.ctx_state)
+        elif torch.is_grad_enabled() is self._grad_enabled:
             self.run_ops(store, self.ctx_state)
+        else:
+            with self._grad_context():
+                self.run_ops(store, self.ctx_state)
         predictions = {}
         for key in self.ctx_outputs:
             if key in store:
