@@ -62,3 +62,17 @@ def test_the_bar_clears_before_each_log_line():
     text = stream.getvalue()
     # at steps 1, 2 and 4 the Logger prints, so the bar only clears; at step 3 it draws
     assert "step 3" in text and "step 2;" not in text and "step 4;" not in text
+
+
+def test_the_bar_is_told_about_steps_only_when_it_redraws(monkeypatch):
+    import fe_core.trace.progress_bar as progress_bar
+    updates = []
+
+    class CountingBar(progress_bar._PlainBar):
+        def update(self, count):
+            updates.append(count)
+            super().update(count)
+
+    monkeypatch.setattr(progress_bar, "_make_bar", lambda total, desc, file, use_tqdm: CountingBar(total, desc, file))
+    estimator(traces=[ProgressBar(file=io.StringIO(), refresh_seconds=3600)]).fit()
+    assert updates == []  # never redrawn within an hour: no per-step bookkeeping in the bar

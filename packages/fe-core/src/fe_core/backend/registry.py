@@ -9,7 +9,6 @@ import importlib
 import importlib.util
 import sys
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from fe_core.backend.base import Backend
@@ -49,6 +48,7 @@ def _read_entry_points() -> None:
     if _entry_points_read:
         return
     _entry_points_read = True
+    from importlib import metadata  # pylint: disable=import-outside-toplevel  (slow to import; needed rarely)
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
         builtin = _BUILTIN.get(entry_point.name)
         _discovered[entry_point.name] = _Entry(entry_point.name, entry_point.value,

@@ -85,6 +85,7 @@ class ProgressBar(Trace):
         self._bar: Any = None
         self._last_draw = 0.0
         self._steps_at_draw = 0
+        self._count = 0
 
     def get_state(self) -> Dict[str, Any]:
         """Checkpoint state: none (a bar is display only)."""
@@ -102,6 +103,7 @@ class ProgressBar(Trace):
         self._bar = _make_bar(total, desc, self.file or sys.stderr, self.use_tqdm)
         self._last_draw = time.perf_counter()
         self._steps_at_draw = 0
+        self._count = 0
 
     def _epoch_steps(self) -> Optional[int]:
         """How many steps this epoch runs over all its datasets (None when a loader has no length)."""
@@ -122,7 +124,7 @@ class ProgressBar(Trace):
         bar = self._bar
         if bar is None:
             return
-        bar.update(1)
+        self._count += 1  # the bar itself is only told at a redraw: tqdm.update costs more than a tiny step
         system = self.system
         log_steps = system.log_steps
         logging_now = system.mode == "train" and bool(log_steps) and (
@@ -133,8 +135,9 @@ class ProgressBar(Trace):
         now = time.perf_counter()
         if now - self._last_draw < self.refresh_seconds:
             return
-        rate = (bar.n - self._steps_at_draw) / (now - self._last_draw)
-        self._last_draw, self._steps_at_draw = now, bar.n
+        rate = (self._count - self._steps_at_draw) / (now - self._last_draw)
+        self._last_draw, self._steps_at_draw = now, self._count
+        bar.update(self._count - bar.n)
         parts = [f"step {system.global_step}" if system.mode == "train" else f"batch {system.batch_idx}",
                  f"{rate:.1f} steps/s"]
         for key in self.monitor_names or []:
