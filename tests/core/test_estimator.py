@@ -126,6 +126,41 @@ def test_log_steps_none_prints_nothing_and_zero_prints_only_epoch_lines(capsys):
     assert all(f"FastEstimator-Train: step: {s};" in every for s in (1, 2, 3, 4))
 
 
+class StepRecorder(Trace):
+    """Records (hook, mode, global_step, whether the loss is readable) for every batch hook call."""
+
+    def __init__(self, seen: List[Tuple], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.seen = seen
+
+    def on_batch_begin(self, data: Data) -> None:
+        self.seen.append(("begin", self.system.mode, self.system.global_step, "mse" in data))
+
+    def on_batch_end(self, data: Data) -> None:
+        self.seen.append(("end", self.system.mode, self.system.global_step, "mse" in data))
+
+
+class LogStepRecorder(StepRecorder):
+    fe_log_steps_only = True
+
+
+@pytest.mark.parametrize("log_steps, train_steps", [(3, [1, 3, 6, 9, 12, 15]), (1, list(range(1, 17))), (0, []),
+                                                    (None, [])])
+def test_a_log_steps_only_trace_is_called_in_training_only_on_log_steps(log_steps, train_steps):
+    log_only: List[Tuple] = []
+    every: List[Tuple] = []
+    pipeline = Pipeline(train_data=regression_data(16), eval_data=regression_data(4), batch_size=2)
+    Estimator(pipeline=pipeline, network=regression_network(), epochs=2, log_steps=log_steps,
+              traces=[LogStepRecorder(log_only), StepRecorder(every)]).fit(warmup=False)
+    expected = []
+    for epoch in (1, 2):
+        expected += [(hook, "train", step, hook == "end") for step in train_steps if (step - 1) // 8 + 1 == epoch
+                     for hook in ("begin", "end")]
+        expected += [(hook, "eval", 8 * epoch, hook == "end") for _ in range(2) for hook in ("begin", "end")]
+    assert log_only == expected  # and on every eval step
+    assert [row[2] for row in every if row[1] == "train" and row[0] == "end"] == list(range(1, 17))
+
+
 def test_eval_progress_lines(capsys):
     pipeline = Pipeline(train_data=regression_data(4), eval_data=regression_data(6), batch_size=2)
     Estimator(pipeline=pipeline, network=regression_network(), epochs=1, log_steps=100, eval_log_steps=(1, 2, 50)).fit()

@@ -24,14 +24,25 @@ class EarlyStop(Exception):
 
 
 class _EpochPlan:
-    """What one (mode, epoch, ds_id) runs, resolved once: the trace hooks to call and the keys to move."""
+    """What one (mode, epoch, ds_id) runs, resolved once: the trace hooks to call and the keys to move.
 
-    __slots__ = ("traces", "batch_begin", "batch_end", "desired_keys", "pipeline_keys")
+    `batch_begin` / `batch_end` are the hooks called on every step; `log_batch_begin` / `log_batch_end` are called
+    instead on a training log step. They differ only in training, where traces marked `fe_log_steps_only` are left
+    out of the every-step lists (so an ordinary step with only the Logger and TrainEssential calls no hook at all).
+    """
 
-    def __init__(self, traces: List[Trace], desired_keys: Optional[Set[str]], pipeline_keys: Optional[Set[str]]):
+    __slots__ = ("traces", "batch_begin", "batch_end", "log_batch_begin", "log_batch_end", "desired_keys",
+                 "pipeline_keys")
+
+    def __init__(self, traces: List[Trace], desired_keys: Optional[Set[str]], pipeline_keys: Optional[Set[str]],
+                 train: bool) -> None:
         self.traces = traces
-        self.batch_begin = [t.on_batch_begin for t in traces if "on_batch_begin" in implemented_hooks(t)]
-        self.batch_end = [t.on_batch_end for t in traces if "on_batch_end" in implemented_hooks(t)]
+        begin = [t for t in traces if "on_batch_begin" in implemented_hooks(t)]
+        end = [t for t in traces if "on_batch_end" in implemented_hooks(t)]
+        self.log_batch_begin = [t.on_batch_begin for t in begin]
+        self.log_batch_end = [t.on_batch_end for t in end]
+        self.batch_begin = [t.on_batch_begin for t in begin if not (train and t.fe_log_steps_only)]
+        self.batch_end = [t.on_batch_end for t in end if not (train and t.fe_log_steps_only)]
         self.desired_keys = desired_keys
         self.pipeline_keys = pipeline_keys
 
@@ -176,7 +187,7 @@ class Estimator:
         # '*' orders a trace after the others (it reads what they log); it asks for no batch key.
         trace_inputs = {key for trace in ds_traces for key in trace.inputs if key != "*"}
         needed, _, _, produced = self.network.get_keys(mode, epoch, ds_id, trace_inputs)
-        return _EpochPlan(ds_traces, trace_inputs, needed | (trace_inputs - produced))
+        return _EpochPlan(ds_traces, trace_inputs, needed | (trace_inputs - produced), train=mode == "train")
 
     # ------------------------------------------------------------------ warmup
     def _warmup(self, eager: bool) -> None:
@@ -329,13 +340,18 @@ class Estimator:
     def _run_batches(self, loader: Iterable[Dict[str, Any]], plan: _EpochPlan, mode: str) -> None:
         system = self.system
         run_step = self.network.run_step
-        begin_hooks, end_hooks = plan.batch_begin, plan.batch_end
         train = mode == "train"
+        begin_hooks, end_hooks = plan.batch_begin, plan.batch_end
         for batch in loader:
             # system.update_batch_idx() and update_global_step(), inline: this loop runs every step
             system.batch_idx = 1 if system.batch_idx is None else system.batch_idx + 1
             if train:
-                system.global_step = 1 if system.global_step is None else system.global_step + 1
+                step = system.global_step = 1 if system.global_step is None else system.global_step + 1
+                log_steps = system.log_steps
+                if log_steps and (step % log_steps == 0 or step == 1):
+                    begin_hooks, end_hooks = plan.log_batch_begin, plan.log_batch_end
+                else:
+                    begin_hooks, end_hooks = plan.batch_begin, plan.batch_end
             if begin_hooks:
                 begin_data = Data(batch)
                 for hook in begin_hooks:

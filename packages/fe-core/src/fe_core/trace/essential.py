@@ -39,6 +39,8 @@ class TrainEssential(Trace):
         monitor_names: Keys from the batch to log at each log step.
     """
 
+    fe_log_steps_only = True  # on_batch_end acts only on log steps
+
     def __init__(self, monitor_names: Union[None, str, Iterable[str]]) -> None:
         super().__init__(inputs=_sorted_names(monitor_names),
                          mode="train",

@@ -43,6 +43,8 @@ class Logger(Trace):
     Its input '*' makes it run after every other trace; it reads only the logged values (`data.read_logs()`).
     """
 
+    fe_log_steps_only = True  # in training, on_batch_end prints only on log steps
+
     def __init__(self) -> None:
         super().__init__(inputs="*")
         self._eval_steps: DefaultDict[str, int] = defaultdict(int)

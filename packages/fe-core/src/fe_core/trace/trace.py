@@ -63,6 +63,9 @@ class Trace:
         system: The run's System, set by the Estimator.
         fe_monitor_names: Keys the Estimator should collect for this trace (added to the Essential traces' monitor
             names), for example the metric a model saver watches during eval.
+        fe_log_steps_only: Set to True (on the class) when the trace's batch hooks do nothing in training except on
+            log steps (`global_step % log_steps == 0` or step 1, and never when `log_steps` is 0 or None): the
+            Estimator then calls them in training only on those steps. Hooks in other modes are called every step.
 
     Example:
         >>> class CountBatches(Trace):
@@ -82,6 +85,7 @@ class Trace:
     mode: Set[str]
     ds_id: Set[str]
     fe_monitor_names: Set[str]
+    fe_log_steps_only: bool = False
 
     def __init__(self,
                  inputs: Union[None, str, Iterable[str]] = None,
