@@ -1,6 +1,7 @@
 """The Logger trace: the exact FastEstimator log lines it prints, and what it records in the Summary."""
 import numpy as np
 import pytest
+from natsort import humansorted
 
 from fe_core.data import Data
 from fe_core.summary.summary import Summary, ValWithError
@@ -104,6 +105,30 @@ def test_keys_are_sorted_the_human_way(capsys):
     logger, _ = make_logger(global_step=1)
     logger.on_batch_end(logged(acc10=1, Beta=2, acc2=3, alpha=4))
     assert lines(capsys) == ["FastEstimator-Train: step: 1; acc2: 3; acc10: 1; alpha: 4; Beta: 2;"]
+
+
+def test_every_line_is_sorted_for_its_own_keys_when_the_keys_change_and_repeat(capsys):
+    logger, system = make_logger(global_step=1)
+    logger.on_batch_end(logged(acc10=1, acc2=2))
+    system.global_step = 20
+    logger.on_batch_end(logged(acc2=3, acc10=4, Beta=5))  # a new key, and the same keys in another order
+    system.global_step = 40
+    logger.on_batch_end(logged(acc10=6, acc2=7))
+    assert lines(capsys) == ["FastEstimator-Train: step: 1; acc2: 2; acc10: 1;",
+                             "FastEstimator-Train: step: 20; acc2: 3; acc10: 4; Beta: 5;",
+                             "FastEstimator-Train: step: 40; acc2: 7; acc10: 6;"]
+
+
+def test_keys_that_change_on_every_line_are_still_sorted(capsys):
+    logger, system = make_logger(global_step=20)
+    for step in range(1, 101):  # more distinct key sets than the Logger remembers orders for
+        system.global_step = 20 * step
+        logger.on_batch_end(logged(**{f"k{step + 1}": 1, f"k{step}": 2, f"K{step}x": 3}))
+    out = lines(capsys)
+    assert len(out) == 100
+    for step, line in enumerate(out, start=1):
+        keys = [part.split(":")[0] for part in line.split("; ")[1:]]
+        assert keys == humansorted([f"k{step + 1}", f"k{step}", f"K{step}x"])
 
 
 def test_multi_element_arrays_are_printed_after_the_line(capsys):

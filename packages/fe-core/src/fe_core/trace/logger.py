@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, DefaultDict, List
+from typing import Any, DefaultDict, Dict, List, Tuple
 
 import numpy as np
 from natsort import humansorted
@@ -12,10 +12,6 @@ from fe_core.summary.summary import ValWithError
 from fe_core.trace.trace import Trace
 
 __all__ = ["Logger"]
-
-
-def _sort_key(item: Any) -> str:
-    return item[0]
 
 
 class Logger(Trace):
@@ -48,6 +44,9 @@ class Logger(Trace):
     def __init__(self) -> None:
         super().__init__(inputs="*")
         self._eval_steps: DefaultDict[str, int] = defaultdict(int)
+        # The human-sorted order of each set of logged keys seen so far: natsort builds its locale-aware key function
+        # anew on every call, which costs more than the rest of a log line, and lines repeat the same keys.
+        self._key_orders: Dict[Tuple[str, ...], List[str]] = {}
 
     def on_begin(self, data: Data) -> None:
         if self.system.mode != "test":
@@ -100,7 +99,15 @@ class Logger(Trace):
             parts.append(f"epoch: {system.epoch_idx}; ")
             system.write_summary("epoch", system.epoch_idx)
         deferred: List[str] = []
-        for key, val in humansorted(data.read_logs().items(), key=_sort_key):
+        logs = data.read_logs()
+        keys = tuple(logs)
+        order = self._key_orders.get(keys)
+        if order is None:
+            if len(self._key_orders) >= 64:  # keys that keep changing: don't let the cache grow without bound
+                self._key_orders.clear()
+            order = self._key_orders[keys] = humansorted(keys)
+        for key in order:
+            val = logs[key]
             if isinstance(val, ValWithError):
                 parts.append(f"{key}: {str(val)}; ")
             else:
