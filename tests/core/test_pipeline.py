@@ -396,6 +396,32 @@ def test_output_keys_fetch_only_needed_keys_from_the_dataset():
     assert fetched == [["x"], ["x"]] and set(batches[0]) == {"x"}
 
 
+def test_output_keys_hold_for_whole_batches_without_ops():
+    ds = NumpyDataset({"x": np.zeros((4, 2)), "big": np.zeros((4, 100)), "y": np.arange(4)})
+    batches = epoch_batches(Pipeline(train_data=ds, batch_size=2), output_keys={"x", "y"})
+    assert [sorted(batch) for batch in batches] == [["x", "y"], ["x", "y"]]
+
+
+def test_output_keys_hold_for_a_dataset_whose_get_batch_ignores_keys():
+    class AllKeys:
+        """A map-style dataset whose get_batch returns every key whatever it is asked for."""
+
+        def __init__(self):
+            self.data = {"x": np.zeros((4, 2)), "big": np.zeros((4, 100)), "y": np.arange(4)}
+
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, index):
+            return {key: value[index] for key, value in self.data.items()}
+
+        def get_batch(self, indices, keys=None):
+            return {key: value[indices] for key, value in self.data.items()}
+
+    batches = epoch_batches(Pipeline(train_data=AllKeys(), batch_size=2), output_keys={"x", "y"})
+    assert [sorted(batch) for batch in batches] == [["x", "y"], ["x", "y"]]
+
+
 # ---------------------------------------------------------------------------------------------------------- errors
 def test_missing_key_error_names_op_mode_epoch_ds_id_and_available_keys():
     pipeline = Pipeline(train_data=indexed_dataset(4), batch_size=2,

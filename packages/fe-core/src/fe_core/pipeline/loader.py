@@ -13,6 +13,7 @@ the order reproducible.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
@@ -158,7 +159,7 @@ class EpochLoader:
     def _batch_fetcher(self, keys: Optional[Sequence[str]]) -> Callable[[np.ndarray], Dict[str, Any]]:
         get_batch = self.plan.dataset.get_batch
         if keys is not None and _accepts_keys(get_batch):
-            fetch = lambda indices: get_batch(indices, keys)  # noqa: E731
+            fetch = functools.partial(get_batch, keys=keys)
         else:
             fetch = get_batch
         return self._wrap("<Fetch batch>", "batch", fetch, keys or ())
@@ -181,6 +182,9 @@ class EpochLoader:
         fetch = self._batch_fetcher(load_keys)
         steps = compile_steps(plan.batch_ops, batched=True, timer=self.timer)
         state, output_keys = plan.state, plan.output_keys
+        if (not steps and load_keys is not None and output_keys is not None and output_keys.issuperset(load_keys)
+                and isinstance(plan.dataset, NumpyDataset)):
+            output_keys = None  # it fetches only the keys asked for, and those are all wanted: nothing to filter
         if steps_per_epoch is None:
             order = np.random.permutation(size) if self.shuffle else np.arange(size)
             stop = size - size % batch_size if plan.drop_last else size
