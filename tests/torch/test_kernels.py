@@ -202,14 +202,17 @@ def test_only_the_inputs_ops_read_go_to_the_device_and_only_read_outputs_come_ba
     network = make_network(ops=[ModelOp(model=model, inputs=("a", "b"), outputs="p"),
                                 MeanSquaredError(inputs=("p", "y"), outputs="mse")])
     moved, converted = [], []
-    to_device, to_numpy = fe_torch.network.to_device, fe_torch.devices.to_numpy
-    monkeypatch.setattr(fe_torch.network, "to_device", lambda value, device: moved.append(value) or to_device(
-        value, device))
+    device_batch, to_numpy = network._device_batch, fe_torch.devices.to_numpy
+    monkeypatch.setattr(network, "_device_batch", lambda batch: moved.append(dict(device_batch(batch))) or dict(
+        moved[-1]))
     monkeypatch.setattr(fe_torch.devices, "to_numpy", lambda value: converted.append(value) or to_numpy(value))
     batch = dict(BATCH, unused=np.array(["a", "b"]), other=np.zeros((2, 5)))
     with network(mode="eval", epoch=1, desired_output_keys={"p", "mse"}):
         result = network.run_step(batch)
-    assert len(moved) == 3 and {id(v) for v in moved} == {id(BATCH["a"]), id(BATCH["b"]), id(BATCH["y"])}
+    [inputs] = moved
+    assert sorted(inputs) == ["a", "b", "y"]  # 'unused' and 'other' are never converted
+    for key, tensor in inputs.items():  # wrapped, not copied, on the CPU
+        assert isinstance(tensor, torch.Tensor) and tensor.data_ptr() == BATCH[key].__array_interface__["data"][0]
     assert converted == []  # nothing read yet
     assert isinstance(result["mse"], np.ndarray) and len(converted) == 1
     assert result["unused"] is batch["unused"]

@@ -374,18 +374,24 @@ class BaseNetwork:
             deferred.clear()
 
     def _run_step(self, batch: Dict[str, Any]) -> Dict[str, Any]:
-        """Backend hook: run the ops on the device inputs in `batch` (numpy) and return the predictions named in
-        `self.ctx_outputs` as (detached) framework tensors."""
+        """Backend hook: run the ops on `batch` (what `_device_batch` made of the pipeline's batch) and return the
+        predictions named in `self.ctx_outputs` as (detached) framework tensors."""
         raise NotImplementedError
 
     def _device_batch(self, batch: Mapping[str, Any]) -> Dict[str, Any]:
+        """The inputs the ops read (`ctx_gpu_inputs`), as `_run_step` takes them. Backends may override this to
+        convert the values to device tensors on the way (raising `_missing_input` for an absent key)."""
         try:
             return {key: batch[key] for key in self.ctx_gpu_inputs}
         except KeyError as error:
-            readers = [type(op).__name__ for op in self.ctx_ops if error.args[0] in op.inputs]
-            raise KeyError(f"{', '.join(readers)} read(s) key {error.args[0]!r}, which the batch does not have in "
-                           f"mode {self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}; batch keys: "
-                           f"{sorted(batch)}") from None
+            raise self._missing_input(error.args[0], batch) from None
+
+    def _missing_input(self, key: str, batch: Mapping[str, Any]) -> KeyError:
+        """The error for an input key the ops read but `batch` lacks, naming its readers and the context."""
+        readers = [type(op).__name__ for op in self.ctx_ops if key in op.inputs]
+        return KeyError(f"{', '.join(readers)} read(s) key {key!r}, which the batch does not have in mode "
+                        f"{self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}; batch keys: "
+                        f"{sorted(batch)}")
 
     def run_step(self, batch: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         """Run one step (slicers, ops, un-slicing, postprocessing) on a numpy batch.

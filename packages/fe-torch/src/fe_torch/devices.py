@@ -11,10 +11,10 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-__all__ = ["default_device", "num_devices", "model_device", "to_device", "to_numpy"]
+__all__ = ["default_device", "num_devices", "model_device", "to_device", "to_numpy", "NUMERIC_KINDS"]
 
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
-_NUMERIC_KINDS = "biufc"  # numpy dtype kinds that become tensors (not strings, objects, datetimes)
+NUMERIC_KINDS = "biufc"  #: numpy dtype kinds that become tensors (not strings, objects, datetimes)
 
 
 def default_device() -> torch.device:
@@ -42,7 +42,7 @@ def model_device(model: torch.nn.Module) -> torch.device:
 
 
 def _array_to_tensor(array: np.ndarray) -> Optional[torch.Tensor]:
-    if array.dtype.kind not in _NUMERIC_KINDS:  # strings, objects, datetimes: not tensors
+    if array.dtype.kind not in NUMERIC_KINDS:  # strings, objects, datetimes: not tensors
         return None
     if not array.flags.writeable:  # torch.from_numpy warns on (and would share) read-only memory
         array = array.copy()
@@ -66,7 +66,7 @@ def to_device(data: Any, device: torch.device) -> Any:
         >>> to_device({"x": np.ones((2, 3), dtype=np.float32)}, torch.device("cpu"))["x"].shape
         torch.Size([2, 3])
     """
-    if type(data) is np.ndarray and device.type == "cpu" and data.dtype.kind in _NUMERIC_KINDS \
+    if type(data) is np.ndarray and device.type == "cpu" and data.dtype.kind in NUMERIC_KINDS \
             and data.flags.writeable:
         return torch.from_numpy(data)  # the common case first: a batch array wrapped without a copy
     if isinstance(data, torch.Tensor):

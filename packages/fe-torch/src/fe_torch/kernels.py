@@ -247,21 +247,25 @@ def cross_entropy_kernel(op: Any, data: Sequence[Tensor], state: Dict[str, Any])
     Computed in float32 even under autocast.
     """
     pred, true = data
-    form = op.infer_form(tuple(pred.shape), tuple(true.shape))
-    if pred.dtype != torch.float32:
+    form = op.infer_form(pred.shape, true.shape)  # torch.Size is a tuple
+    if pred.dtype is not torch.float32:
         pred = pred.float()
-    if pred.ndim == 2 and not op.class_weights and form != "binary":
+    if pred.ndim == 2 and form != "binary" and not op.class_weights:
         # (batch, classes): torch's fused losses compute the same values with a fraction of the kernel launches.
         reduction = "mean" if op.average_loss else "none"
         if form == "sparse":
-            labels = (true.reshape(true.shape[:-1]) if true.ndim == 2 else true).long()
+            labels = true.reshape(true.shape[:-1]) if true.ndim == 2 else true
+            if labels.dtype is not torch.int64:
+                labels = labels.long()
             if op.from_logits:
-                return _loss_output(op, F.cross_entropy(pred, labels, reduction=reduction,
-                                                        ignore_index=_NO_IGNORED_LABEL))
-            return _loss_output(op, F.nll_loss(_log_probabilities(op, pred), labels, reduction=reduction,
-                                               ignore_index=_NO_IGNORED_LABEL))
+                loss = F.cross_entropy(pred, labels, reduction=reduction, ignore_index=_NO_IGNORED_LABEL)
+            else:
+                loss = F.nll_loss(_log_probabilities(op, pred), labels, reduction=reduction,
+                                  ignore_index=_NO_IGNORED_LABEL)
+            return [loss] if op.out_list else loss
         if op.from_logits:
-            return _loss_output(op, F.cross_entropy(pred, true.to(pred.dtype), reduction=reduction))
+            loss = F.cross_entropy(pred, true.to(pred.dtype), reduction=reduction)
+            return [loss] if op.out_list else loss
     if form == "sparse":
         labels = true.reshape(true.shape[:-1]) if true.ndim == pred.ndim else true
         labels = labels.long()

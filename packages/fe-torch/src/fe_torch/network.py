@@ -9,14 +9,15 @@ on, and stays on, that device.
 """
 from __future__ import annotations
 
-from typing import Any, ContextManager, Dict, List, Optional
+from typing import Any, ContextManager, Dict, List, Mapping, Optional
 
+import numpy as np
 import torch
 from fe_core.network import BaseNetwork
 from fe_core.op.tensorop.model import UpdateOp
 from fe_core.schedule.scheduler import get_current_items
 
-from fe_torch.devices import model_device, to_device
+from fe_torch.devices import NUMERIC_KINDS, model_device, to_device
 from fe_torch.precision import autocast_context
 
 __all__ = ["TorchNetwork"]
@@ -45,6 +46,7 @@ class TorchNetwork(BaseNetwork):
                  device: Optional[torch.device] = None) -> None:
         super().__init__(target_type="torch", device=device, ops=ops, postprocessing=pops, slicers=slicers)
         self.device = torch.device(self.device)
+        self._on_cpu = self.device.type == "cpu"
         for model in self.models:
             if not isinstance(model, torch.nn.Module):
                 raise TypeError(f"TorchNetwork got a model that is not a torch.nn.Module: "
@@ -98,11 +100,26 @@ class TorchNetwork(BaseNetwork):
     def _grad_context(self) -> ContextManager[None]:
         return torch.enable_grad() if self._grad_enabled else torch.no_grad()
 
+    def _device_batch(self, batch: Mapping[str, Any]) -> Dict[str, Any]:
+        """The inputs the ops read, as tensors on the device (numpy arrays are wrapped without a copy on the CPU)."""
+        device, cpu = self.device, self._on_cpu
+        store = {}
+        for key in self.ctx_gpu_inputs:
+            try:
+                value = batch[key]
+            except KeyError:
+                raise self._missing_input(key, batch) from None
+            # to_device's common case inline: this runs for every input of every step
+            if cpu and type(value) is np.ndarray and value.dtype.kind in NUMERIC_KINDS and value.flags.writeable:
+                store[key] = torch.from_numpy(value)
+            else:
+                store[key] = to_device(value, device)
+        return store
+
     def _run_step(self, batch: Dict[str, Any]) -> Dict[str, Any]:
-        device = self.device
-        store = {key: to_device(value, device) for key, value in batch.items()}
+        store = batch  # already on the device (_device_batch), and the caller's to keep: the ops write into it
         if self._autocast:
-            with self._grad_context(), autocast_context(device, True):
+            with self._grad_context(), autocast_context(self.device, True):
                 self.run_ops(store, self.ctx_state)
         elif torch.is_grad_enabled() is self._grad_enabled:
             self.run_ops(store, self.ctx_state)
