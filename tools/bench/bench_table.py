@@ -8,12 +8,14 @@ the median ratio is the median of the per-pair ratios.
 from __future__ import annotations
 
 import datetime
+import math
 import os
 import platform
 import statistics
 from typing import Dict, List, Sequence, Tuple
 
-__all__ = ["cpu_model", "machine_line", "summarize", "summarize_pairs", "print_table"]
+__all__ = ["cpu_model", "machine_line", "median_interval", "summarize", "summarize_pairs", "print_table",
+           "PAIRED_HEADER"]
 
 
 def cpu_model() -> str:
@@ -66,13 +68,30 @@ def summarize(workload: str, configurations: Dict[str, Sequence[float]], referen
     return rows
 
 
+def median_interval(values: Sequence[float], z: float = 1.96) -> Tuple[float, float]:
+    """A distribution-free ~95% confidence interval for the median of `values` (binomial order statistics).
+
+    With n values sorted, the interval runs from the j-th to the k-th, where j and k lie z * sqrt(n) / 2 below and above
+    the middle rank: the median of the population lies between them with ~95% probability whatever the distribution.
+    With fewer than 6 values it is the whole range.
+    """
+    ordered = sorted(values)
+    n = len(ordered)
+    if n < 6:
+        return ordered[0], ordered[-1]
+    half_width = z * math.sqrt(n) / 2
+    low = max(0, math.floor(n / 2 - half_width) - 1)
+    high = min(n - 1, math.ceil(n / 2 + half_width))
+    return ordered[low], ordered[high]
+
+
 def summarize_pairs(workload: str, configurations: Dict[str, Sequence[Tuple[float, float]]], reference: str,
                     unit: str = "steps/s") -> List[List[str]]:
     """Table rows for one workload measured in pairs (configuration rate, reference rate) taken back to back.
 
     The reference row pools the reference side of every pair. A configuration's 'ratio (median)' is the median of its
-    per-pair ratios (drifts in machine speed cancel within a pair); 'ratio (best)' is its best rate over the best
-    reference rate of its own pairs.
+    per-pair ratios (drifts in machine speed cancel within a pair), '95% interval' the confidence interval of that
+    median (`median_interval`); 'ratio (best)' is its best rate over the best reference rate of its own pairs.
 
     Args:
         workload: The workload's name (first column).
@@ -81,15 +100,19 @@ def summarize_pairs(workload: str, configurations: Dict[str, Sequence[Tuple[floa
         unit: What the rates count.
     """
     pooled = [ref for pairs in configurations.values() for _, ref in pairs]
-    rows = [[workload, reference, _rate(statistics.median(pooled), unit), _rate(max(pooled), unit), "1.000x",
+    rows = [[workload, reference, _rate(statistics.median(pooled), unit), _rate(max(pooled), unit), "1.000x", "",
              "1.000x"]]
     for name, pairs in configurations.items():
         rates = [rate for rate, _ in pairs]
-        ratio = statistics.median(rate / ref for rate, ref in pairs)
+        ratios = [rate / ref for rate, ref in pairs]
+        low, high = median_interval(ratios)
         best_ratio = max(rates) / max(ref for _, ref in pairs)
         rows.append([workload, name, _rate(statistics.median(rates), unit), _rate(max(rates), unit),
-                     f"{ratio:.3f}x", f"{best_ratio:.3f}x"])
+                     f"{statistics.median(ratios):.3f}x", f"{low:.3f}-{high:.3f}", f"{best_ratio:.3f}x"])
     return rows
+
+
+PAIRED_HEADER = ("workload", "configuration", "median", "best", "ratio (median)", "95% interval", "ratio (best)")
 
 
 def print_table(rows: List[List[str]],

@@ -3,7 +3,7 @@
 
 Run with an environment that has fe-core and fe-tf (from the repository root):
 
-    .venvs/tf/bin/python tools/bench/bench_tf.py [--repeats 5] [--epochs 8] [--models mlp lenet]
+    .venvs/tf/bin/python tools/bench/bench_tf.py [--repeats 5] [--epochs 9] [--models mlp lenet]
 
 Workloads (synthetic data, same for every side; all start from the same initial weights):
 
@@ -17,9 +17,11 @@ numpy permutation and fancy-indexed numpy batches. A second, tuned hand-written 
 `verbose=0`; XLA is off, as Keras does on CPU-only machines). fe runs `Estimator.fit` with the data in a
 `NumpyDataset`, a Network of ModelOp -> CrossEntropy -> UpdateOp, no eval data, `log_steps=None` or `log_steps=100`.
 
-Only steady-state training counts. Right after each fe epoch (timed by a trace with epoch hooks only) and after each
-Keras epoch (timed by a Keras callback), one epoch of the hand-written loop runs and is timed, so every pair of epochs
-sees the same machine conditions; the first pair of every run (tracing, first-epoch allocations) is left out. The
+Only steady-state training counts. Each fe epoch (timed by a trace with epoch hooks only) and each Keras epoch (timed
+by a Keras callback) is paired with one epoch of the hand-written loop run right after it, or right before it in every
+other pair (see pairing.py: the second epoch of a back-to-back pair runs faster, whichever it is), so every pair sees
+the same machine conditions and the position bias cancels; the first pair of every run (tracing, first-epoch
+allocations) is left out. The
 table shows the median and best epoch rates, the median of the per-pair ratios to the hand-written loop, and
 best / best; the last lines compare fe with Keras through those ratios. Single-threaded (OMP_NUM_THREADS=1, TensorFlow
 intra- and inter-op threads 1).
@@ -56,10 +58,10 @@ from fe_core.estimator import Estimator  # noqa: E402
 from fe_core.network import make_network  # noqa: E402
 from fe_core.op.tensorop import CrossEntropy, ModelOp, UpdateOp  # noqa: E402
 from fe_core.pipeline import Pipeline  # noqa: E402
-from fe_core.trace import Trace  # noqa: E402
 from fe_tf.architecture import LeNet  # noqa: E402
 
-from bench_table import machine_line, print_table, summarize_pairs  # noqa: E402
+from bench_table import PAIRED_HEADER, machine_line, print_table, summarize_pairs  # noqa: E402
+from pairing import EpochPairs, PairedEpochs, alternating_pairs  # noqa: E402
 
 BATCH = 32
 
@@ -144,41 +146,23 @@ class TunedHandWrittenLoop(HandWrittenLoop):
         return steps / (time.perf_counter() - start)
 
 
-class PairedEpochs(Trace):
-    """Times each fe training epoch, then one epoch of the hand-written loop (epoch hooks only)."""
-
-    def __init__(self, other_epoch: Callable[[], float]) -> None:
-        super().__init__(mode="train")
-        self.other_epoch = other_epoch
-        self.pairs: List[Tuple[float, float]] = []
-        self._start = 0.0
-        self._steps = 0
-
-    def on_epoch_begin(self, data):  # type: ignore[no-untyped-def]
-        self._steps = self.system.global_step or 0
-        self._start = time.perf_counter()
-
-    def on_epoch_end(self, data):  # type: ignore[no-untyped-def]
-        fe_rate = (self.system.global_step - self._steps) / (time.perf_counter() - self._start)
-        self.pairs.append((fe_rate, self.other_epoch()))
-
-
 class KerasPairedEpochs(keras.callbacks.Callback):
-    """Times each Keras epoch, then one epoch of the hand-written loop."""
+    """Times each Keras epoch and pairs it with an epoch of the hand-written loop (see pairing.EpochPairs)."""
 
     def __init__(self, other_epoch: Callable[[], float], steps: int) -> None:
         super().__init__()
-        self.other_epoch = other_epoch
+        self.timer = EpochPairs(other_epoch)
         self.steps = steps
-        self.pairs: List[Tuple[float, float]] = []
-        self._start = 0.0
+
+    @property
+    def pairs(self) -> List[Tuple[float, float]]:
+        return self.timer.pairs
 
     def on_epoch_begin(self, epoch, logs=None):  # type: ignore[no-untyped-def]
-        self._start = time.perf_counter()
+        self.timer.begin()
 
     def on_epoch_end(self, epoch, logs=None):  # type: ignore[no-untyped-def]
-        rate = self.steps / (time.perf_counter() - self._start)
-        self.pairs.append((rate, self.other_epoch()))
+        self.timer.end(self.steps)
 
 
 def fe_pairs(workload: Dict[str, Any], x: np.ndarray, y: np.ndarray, weights: List[np.ndarray], epochs: int,
@@ -211,13 +195,14 @@ def keras_pairs(workload: Dict[str, Any], x: np.ndarray, y: np.ndarray, weights:
 def tuned_pairs(workload: Dict[str, Any], x: np.ndarray, y: np.ndarray, weights: List[np.ndarray],
                 epochs: int) -> List[Tuple[float, float]]:
     tuned, plain = TunedHandWrittenLoop(workload, x, y, weights), HandWrittenLoop(workload, x, y, weights)
-    return [(tuned(), plain()) for _ in range(epochs)][1:]
+    return alternating_pairs(tuned, plain, epochs)[1:]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5, help="runs per configuration")
-    parser.add_argument("--epochs", type=int, default=8, help="epochs per run (the first pair is not counted)")
+    parser.add_argument("--epochs", type=int, default=9,
+                        help="epochs per run (the first pair is not counted; an odd number balances the pair order)")
     parser.add_argument("--models", nargs="+", default=["mlp", "lenet"], choices=sorted(WORKLOADS))
     args = parser.parse_args()
     print(machine_line(tensorflow=tf.__version__, keras=keras.__version__))
@@ -243,7 +228,7 @@ def main() -> None:
         for config in ("fe log_steps=None", "fe log_steps=100"):
             fe_ratio = statistics.median(rate / ref for rate, ref in configurations[config])
             versus_keras.append(f"{name}: {config} / keras fit = {fe_ratio / keras_ratio:.3f}x")
-    print_table(rows)
+    print_table(rows, PAIRED_HEADER)
     print("\n".join(versus_keras))
 
 

@@ -3,7 +3,7 @@
 
 Run with an environment that has fe-core and fe-torch (from the repository root):
 
-    .venvs/torch/bin/python tools/bench/bench_torch.py [--repeats 5] [--epochs 8] [--models mlp lenet]
+    .venvs/torch/bin/python tools/bench/bench_torch.py [--repeats 5] [--epochs 9] [--models mlp lenet]
 
 Workloads (synthetic data, same for both sides; both start from the same initial weights):
 
@@ -16,11 +16,12 @@ data in a `NumpyDataset` (shuffled by its Pipeline), a Network of ModelOp -> Cro
 and `log_steps=None` (no logging) or `log_steps=100` (FastEstimator's default: a log line every 100 steps), the latter
 also with the ProgressBar a run in a terminal shows (drawn into a buffer; tqdm when installed).
 
-Only steady-state training counts. fe's epochs are timed by a trace with epoch hooks only, and right after each fe
-epoch that trace runs and times one epoch of the hand-written loop (its own model and optimizer), so every pair of
-epochs sees the same machine conditions. The first pair of every run (fe's warmup, first-epoch allocations) is left
-out. The table shows, per configuration, the median and best epoch rate, the median of the per-pair ratios
-fe / hand-written and best / best. Single-threaded (OMP_NUM_THREADS=1, torch.set_num_threads(1)).
+Only steady-state training counts. fe's epochs are timed by a trace with epoch hooks only, which pairs each fe epoch
+with one epoch of the hand-written loop (its own model and optimizer) run right after it, or right before it in every
+other pair (see pairing.py: the second epoch of a back-to-back pair runs faster, whichever it is), so every pair sees
+the same machine conditions and the position bias cancels. The first pair of every run (fe's warmup, first-epoch
+allocations) is left out. The table shows, per configuration, the median and best epoch rate, the median of the
+per-pair ratios fe / hand-written and best / best. Single-threaded (OMP_NUM_THREADS=1, torch.set_num_threads(1)).
 """
 from __future__ import annotations
 
@@ -56,29 +57,10 @@ from fe_core.trace import Trace  # noqa: E402
 from fe_core.trace.progress_bar import ProgressBar  # noqa: E402
 from fe_torch.architecture import LeNet  # noqa: E402
 
-from bench_table import machine_line, print_table, summarize_pairs  # noqa: E402
+from bench_table import PAIRED_HEADER, machine_line, print_table, summarize_pairs  # noqa: E402
+from pairing import PairedEpochs  # noqa: E402
 
 BATCH = 32
-
-
-class PairedEpochs(Trace):
-    """Times each fe training epoch, and right after it one epoch of the hand-written loop (`other_epoch`), so that
-    both sides of every pair see the same machine conditions. Only epoch hooks: nothing runs per step."""
-
-    def __init__(self, other_epoch: Callable[[], float]) -> None:
-        super().__init__(mode="train")
-        self.other_epoch = other_epoch
-        self.pairs: List[Tuple[float, float]] = []
-        self._start = 0.0
-        self._steps = 0
-
-    def on_epoch_begin(self, data):  # type: ignore[no-untyped-def]
-        self._steps = self.system.global_step or 0
-        self._start = time.perf_counter()
-
-    def on_epoch_end(self, data):  # type: ignore[no-untyped-def]
-        fe_rate = (self.system.global_step - self._steps) / (time.perf_counter() - self._start)
-        self.pairs.append((fe_rate, self.other_epoch()))
 
 
 def mlp() -> torch.nn.Module:
@@ -161,7 +143,8 @@ def paired_rates(workload: Dict[str, object], x: np.ndarray, y: np.ndarray, stat
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5, help="fe runs per configuration")
-    parser.add_argument("--epochs", type=int, default=8, help="epochs per run (the first pair is not counted)")
+    parser.add_argument("--epochs", type=int, default=9,
+                        help="epochs per run (the first pair is not counted; an odd number balances the pair order)")
     parser.add_argument("--models", nargs="+", default=["mlp", "lenet"], choices=sorted(WORKLOADS))
     args = parser.parse_args()
     print(machine_line(torch=torch.__version__))
@@ -181,7 +164,7 @@ def main() -> None:
                 pairs += paired_rates(workload, x, y, state, args.epochs, log_steps, progress_bar)
             configurations[label] = pairs
         rows += summarize_pairs(name, configurations, "hand-written loop")
-    print_table(rows)
+    print_table(rows, PAIRED_HEADER)
 
 
 if __name__ == "__main__":
