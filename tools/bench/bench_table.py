@@ -117,10 +117,12 @@ PAIRED_HEADER = ("workload", "configuration", "median", "best", "ratio (median)"
 
 def print_table(rows: List[List[str]],
                 header: Sequence[str] = ("workload", "configuration", "median", "best", "ratio (median)",
-                                         "ratio (best)")) -> None:
-    """Print rows as an aligned text table (text columns left-aligned, numbers right-aligned)."""
+                                         "ratio (best)"),
+                text_columns: int = 2) -> None:
+    """Print rows as an aligned text table (the first `text_columns` left-aligned, the numbers right-aligned)."""
     widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(len(header))]
     print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
     print("-+-".join("-" * w for w in widths))
     for row in rows:
-        print(" | ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
+        print(" | ".join(cell.ljust(w) if i < text_columns else cell.rjust(w)
+                         for i, (cell, w) in enumerate(zip(row, widths))))

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Run every benchmark in tools/bench with the right interpreter, one after the other.
 
-    python tools/bench/run_all.py [--quick] [--only torch tf pipeline import memory]
+    python tools/bench/run_all.py [--quick] [--only torch tf pipeline import memory allocator]
 
 Interpreters: `.venvs/fe` when it exists (it has both frameworks), else `.venvs/torch` for the torch benchmark,
 `.venvs/tf` for the TensorFlow one and `.venvs/core` for the pipeline; the import benchmark runs with `.venvs/fe` (or
-`.venvs/torch`); the memory benchmark starts its own interpreters. (`python tools/test.py` creates the venvs.)
-A benchmark whose interpreter is missing is skipped with a message. `--quick` runs fewer repeats (a smoke test; the
-figures in README.md come from a full run).
+`.venvs/torch`); the memory and allocator benchmarks start their own interpreters. (`python tools/test.py` creates
+the venvs.) A benchmark whose interpreter is missing is skipped with a message. `--quick` runs fewer repeats (a smoke
+test; the figures in README.md come from a full run).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def interpreter(*venvs: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke test, not figures to report")
-    parser.add_argument("--only", nargs="+", choices=["torch", "tf", "pipeline", "import", "memory"])
+    parser.add_argument("--only", nargs="+", choices=["torch", "tf", "pipeline", "import", "memory", "allocator"])
     args = parser.parse_args()
     quick: Dict[str, List[str]] = {
         "torch": ["--repeats", "1", "--epochs", "3"],
@@ -41,6 +41,7 @@ def main() -> int:
         "pipeline": ["--samples", "10000", "--repeats", "2"],
         "import": ["--repeats", "2"],
         "memory": ["--epochs", "5"],
+        "allocator": ["--runs", "1", "--epochs", "3"],
     }
     plan = {
         "torch": (interpreter("fe", "torch"), "bench_torch.py"),
@@ -48,6 +49,7 @@ def main() -> int:
         "pipeline": (interpreter("fe", "core", "torch", "tf") or sys.executable, "bench_pipeline.py"),
         "import": (interpreter("fe", "torch", "core"), "bench_import.py"),
         "memory": (sys.executable, "bench_memory.py"),
+        "allocator": (sys.executable, "bench_allocator.py"),
     }
     failed = []
     for name, (python, script) in plan.items():
