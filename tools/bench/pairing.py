@@ -26,13 +26,15 @@ class EpochPairs:
 
     Args:
         reference_epoch: Runs one epoch of the reference loop and returns its steps/sec.
+        synchronize: Waits for queued device work (CUDA), called before each clock reading of the timed epoch.
 
     Attributes:
         pairs: (timed steps/sec, reference steps/sec) for every epoch so far, the first included.
     """
 
-    def __init__(self, reference_epoch: Callable[[], float]) -> None:
+    def __init__(self, reference_epoch: Callable[[], float], synchronize: Callable[[], None] = lambda: None) -> None:
         self.reference_epoch = reference_epoch
+        self.synchronize = synchronize
         self.pairs: List[Pair] = []
         self._reference: Optional[float] = None
         self._start = 0.0
@@ -41,10 +43,12 @@ class EpochPairs:
         """Call as the timed epoch begins (the reference epoch runs first in even-numbered pairs)."""
         second_of_pair = len(self.pairs) % 2 == 1
         self._reference = self.reference_epoch() if second_of_pair else None
+        self.synchronize()
         self._start = time.perf_counter()
 
     def end(self, steps: int) -> None:
         """Call as the timed epoch ends, with the number of steps it ran."""
+        self.synchronize()
         rate = steps / (time.perf_counter() - self._start)
         reference = self._reference if self._reference is not None else self.reference_epoch()
         self.pairs.append((rate, reference))
@@ -56,9 +60,9 @@ class PairedEpochs(Trace):
     It has epoch hooks only, so it adds nothing to fe's steps.
     """
 
-    def __init__(self, reference_epoch: Callable[[], float]) -> None:
+    def __init__(self, reference_epoch: Callable[[], float], synchronize: Callable[[], None] = lambda: None) -> None:
         super().__init__(mode="train")
-        self.timer = EpochPairs(reference_epoch)
+        self.timer = EpochPairs(reference_epoch, synchronize)
         self._steps = 0
 
     @property
