@@ -1,0 +1,79 @@
+"""The scripts in tools/bench run and print their tables (a smoke test with tiny sizes: no timing is asserted here;
+the figures come from full runs, see tools/bench/README.md)."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import List
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "tools" / "bench"
+RATIO = r"\d+\.\d{3}x"
+
+pytestmark = pytest.mark.slow
+
+
+def bench(script: str, *args: str) -> str:
+    """Run a benchmark with this interpreter (both frameworks installed); return its output."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    result = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, env=env,
+                            timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert result.stdout.startswith("machine: "), result.stdout[:500]
+    return result.stdout
+
+
+def rows(output: str, first_column: str) -> List[List[str]]:
+    return [[cell.strip() for cell in line.split("|")] for line in output.splitlines()
+            if line.startswith(first_column) and "|" in line]
+
+
+def test_torch_benchmark_pairs_fe_with_the_hand_written_loop_in_full_and_mixed_precision():
+    for extra in ([], ["--amp"]):
+        output = bench("bench_torch.py", "--repeats", "1", "--epochs", "3", *extra)
+        table = rows(output, "mlp") + rows(output, "lenet")
+        assert [row[1] for row in table[:4]] == ["hand-written loop", "fe log_steps=None", "fe log_steps=100",
+                                                 "fe log_steps=100 + ProgressBar"]
+        assert len(table) == 8
+        for row in table:
+            if row[1] != "hand-written loop":
+                assert re.fullmatch(RATIO, row[4]) and re.fullmatch(r"\d+\.\d{3}-\d+\.\d{3}", row[5]), row
+    assert "bfloat16 autocast" in output or "GradScaler" in output
+
+
+def test_tf_benchmark_compares_fe_with_the_loop_and_with_keras_fit():
+    output = bench("bench_tf.py", "--repeats", "1", "--epochs", "3", "--models", "mlp")
+    assert [row[1] for row in rows(output, "mlp")] == ["hand-written tf.function loop",
+                                                       "hand-written, concrete function", "keras fit",
+                                                       "fe log_steps=None", "fe log_steps=100"]
+    assert re.search(rf"mlp: fe log_steps=None / keras fit = {RATIO}", output)
+
+
+def test_pipeline_benchmark_compares_both_op_kinds_with_numpy():
+    output = bench("bench_pipeline.py", "--samples", "2000", "--repeats", "1", "--batch-sizes", "32")
+    assert len(rows(output, "batch 32")) == 3 and re.search(RATIO, output)
+
+
+def test_import_benchmark_times_fe_and_both_frameworks():
+    output = bench("bench_import.py", "--repeats", "1")
+    cases = [row[0] for row in rows(output, "")]
+    assert {"fe_core", "fe", "fe + torch model", "fe + keras model"} <= set(cases)
+
+
+def test_memory_benchmark_reports_growth_per_backend_and_model():
+    output = bench("bench_memory.py", "--epochs", "2", "--models", "mlp", "--torch-python", sys.executable,
+                   "--tf-python", sys.executable)
+    table = rows(output, "torch") + rows(output, "tf")
+    assert [row[:2] for row in table] == [["torch", "mlp"], ["tf", "mlp"]]
+    assert all(re.fullmatch(r"[+-]\d+\.\d%", row[-1]) for row in table)
+
+
+def test_allocator_benchmark_runs_the_loops_with_both_malloc_settings():
+    output = bench("bench_allocator.py", "--runs", "1", "--epochs", "2", "--torch-python", sys.executable,
+                   "--tf-python", sys.executable)
+    table = rows(output, "torch") + rows(output, "tf")
+    assert [row[1] for row in table] == ["glibc defaults", "kept (fe during fit/test)"] * 2
