@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, DefaultDict, Dict, List, Tuple
+from typing import DefaultDict, Dict, List, Tuple
 
 import numpy as np
 from natsort import humansorted
