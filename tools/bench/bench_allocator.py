@@ -28,10 +28,10 @@ from pathlib import Path  # noqa: E402
 from typing import Dict, List, Optional  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 from bench_table import machine_line, print_table  # noqa: E402
+from interpreters import default_python, has_module  # noqa: E402
 
 
 def worker(backend: str, keep: bool, epochs: int) -> None:
@@ -65,19 +65,8 @@ def worker(backend: str, keep: bool, epochs: int) -> None:
     print(json.dumps({"rate": statistics.median(rates[1:]), "faults": statistics.median(faults[1:])}))
 
 
-def default_python(framework: str) -> str:
-    for venv in (".venvs/fe", f".venvs/{framework}"):
-        candidate = ROOT / venv / "bin" / "python"
-        if candidate.exists():
-            return str(candidate)
-    return sys.executable
-
-
 def run_worker(python: str, backend: str, keep: bool, epochs: int) -> Optional[Dict[str, float]]:
-    module = "torch" if backend == "torch" else "tensorflow"
-    probe = subprocess.run([python, "-c", f"import importlib.util, sys; "
-                                          f"sys.exit(importlib.util.find_spec('{module}') is None)"], check=False)
-    if probe.returncode != 0:
+    if not has_module(python, "torch" if backend == "torch" else "tensorflow"):
         return None
     env = {key: value for key, value in os.environ.items() if not key.startswith("MALLOC_")}
     env.pop("FE_KEEP_FREED_MEMORY", None)

@@ -36,10 +36,10 @@ from pathlib import Path  # noqa: E402
 from typing import Any, Dict, List, Optional, Tuple  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 from bench_table import machine_line, print_table  # noqa: E402
+from interpreters import default_python, has_module  # noqa: E402
 
 REPORT_EPOCHS = (1, 5, 10, 20)
 
@@ -138,19 +138,8 @@ def worker(backend: str, model_name: str, epochs: int) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ driver
-def default_python(framework: str) -> str:
-    for venv in (".venvs/fe", f".venvs/{framework}"):
-        candidate = ROOT / venv / "bin" / "python"
-        if candidate.exists():
-            return str(candidate)
-    return sys.executable
-
-
 def run_backend(python: str, backend: str, model: str, epochs: int) -> Optional[Dict[str, Any]]:
-    module = "torch" if backend == "torch" else "tensorflow"
-    probe = subprocess.run([python, "-c", f"import importlib.util, sys; "
-                                          f"sys.exit(importlib.util.find_spec('{module}') is None)"], check=False)
-    if probe.returncode != 0:
+    if not has_module(python, "torch" if backend == "torch" else "tensorflow"):
         return None
     result = subprocess.run([python, str(Path(__file__).resolve()), "--worker", backend, "--model", model,
                              "--epochs", str(epochs)], capture_output=True, text=True, check=False)

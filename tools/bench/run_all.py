@@ -18,16 +18,9 @@ from pathlib import Path
 from typing import Dict, List
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
 
-
-def interpreter(*venvs: str) -> str:
-    """The first of `venvs` (names under .venvs/) that exists; '' when none does."""
-    for venv in venvs:
-        candidate = ROOT / ".venvs" / venv / "bin" / "python"
-        if candidate.exists():
-            return str(candidate)
-    return ""
+from interpreters import ROOT, venv_python  # noqa: E402
 
 
 def main() -> int:
@@ -44,10 +37,10 @@ def main() -> int:
         "allocator": ["--runs", "1", "--epochs", "3"],
     }
     plan = {
-        "torch": (interpreter("fe", "torch"), "bench_torch.py"),
-        "tf": (interpreter("fe", "tf"), "bench_tf.py"),
-        "pipeline": (interpreter("fe", "core", "torch", "tf") or sys.executable, "bench_pipeline.py"),
-        "import": (interpreter("fe", "torch", "core"), "bench_import.py"),
+        "torch": (venv_python("fe", "torch"), "bench_torch.py"),
+        "tf": (venv_python("fe", "tf"), "bench_tf.py"),
+        "pipeline": (venv_python("fe", "core", "torch", "tf") or sys.executable, "bench_pipeline.py"),
+        "import": (venv_python("fe", "torch", "core"), "bench_import.py"),
         "memory": (sys.executable, "bench_memory.py"),
         "allocator": (sys.executable, "bench_allocator.py"),
     }
