@@ -422,6 +422,16 @@ def test_output_keys_hold_for_a_dataset_whose_get_batch_ignores_keys():
     assert [sorted(batch) for batch in batches] == [["x", "y"], ["x", "y"]]
 
 
+def test_output_keys_hold_for_a_numpy_dataset_subclass_whose_get_batch_adds_keys():
+    class WithIndex(NumpyDataset):
+        def get_batch(self, indices, keys=None):
+            return dict(super().get_batch(indices, keys), index=np.asarray(indices))
+
+    ds = WithIndex({"x": np.zeros((4, 2)), "y": np.arange(4)})
+    batches = epoch_batches(Pipeline(train_data=ds, batch_size=2), output_keys={"x", "y"})
+    assert [sorted(batch) for batch in batches] == [["x", "y"], ["x", "y"]]
+
+
 # ---------------------------------------------------------------------------------------------------------- errors
 def test_missing_key_error_names_op_mode_epoch_ds_id_and_available_keys():
     pipeline = Pipeline(train_data=indexed_dataset(4), batch_size=2,

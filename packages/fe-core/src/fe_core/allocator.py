@@ -38,18 +38,15 @@ _OTHER_ALLOCATORS = ("jemalloc", "tcmalloc", "mimalloc")
 _libc: Optional[Any] = None  # glibc, once fe has configured it
 
 
-def _reason_to_leave_alone() -> Optional[str]:
-    """Why fe must not change the allocator here, or None."""
+def _leave_alone() -> bool:
+    """Whether fe must not change the allocator here."""
     if os.environ.get("FE_KEEP_FREED_MEMORY", "1").strip().lower() in ("0", "false", "no", "off"):
-        return "FE_KEEP_FREED_MEMORY is off"
+        return True  # switched off
     if any(name in os.environ for name in _USER_SETTINGS):
-        return "the user set glibc's malloc thresholds"
-    preload = os.environ.get("LD_PRELOAD", "").lower()
-    if any(name in preload for name in _OTHER_ALLOCATORS):
-        return "another allocator is preloaded"
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
-        return "not glibc"
-    return None
+        return True  # the user tuned glibc's malloc themselves
+    if any(name in os.environ.get("LD_PRELOAD", "").lower() for name in _OTHER_ALLOCATORS):
+        return True  # another allocator serves malloc
+    return platform.system() != "Linux" or platform.libc_ver()[0] != "glibc"
 
 
 def keep_freed_memory() -> bool:
@@ -65,7 +62,7 @@ def keep_freed_memory() -> bool:
     global _libc  # pylint: disable=global-statement
     if _libc is not None:
         return True
-    if _reason_to_leave_alone() is not None:
+    if _leave_alone():
         return False
     try:
         libc = ctypes.CDLL(None)

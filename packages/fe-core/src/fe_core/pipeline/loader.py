@@ -183,8 +183,8 @@ class EpochLoader:
         steps = compile_steps(plan.batch_ops, batched=True, timer=self.timer)
         state, output_keys = plan.state, plan.output_keys
         if (not steps and load_keys is not None and output_keys is not None and output_keys.issuperset(load_keys)
-                and isinstance(plan.dataset, NumpyDataset)):
-            output_keys = None  # it fetches only the keys asked for, and those are all wanted: nothing to filter
+                and type(plan.dataset).get_batch is NumpyDataset.get_batch):
+            output_keys = None  # NumpyDataset fetches only the keys asked for, all wanted here: nothing to filter
         if steps_per_epoch is None:
             order = np.random.permutation(size) if self.shuffle else np.arange(size)
             stop = size - size % batch_size if plan.drop_last else size
