@@ -36,7 +36,8 @@ ONEHOT = np.eye(4, dtype=np.float32)[LABELS]
 
 
 @pytest.mark.parametrize("from_logits", [False, True])
-@pytest.mark.parametrize("labels", [LABELS, LABELS[:, None], ONEHOT], ids=["sparse", "sparse_column", "categorical"])
+@pytest.mark.parametrize("labels", [LABELS, LABELS.astype(np.uint8), LABELS.astype(np.int32)[:, None], ONEHOT],
+                         ids=["sparse", "sparse_uint8", "sparse_int32_column", "categorical"])
 def test_cross_entropy_matches_the_formula(from_logits: bool, labels: np.ndarray) -> None:
     pred = LOGITS if from_logits else PROBS
     expected = -np.log(PROBS[np.arange(6), LABELS])
