@@ -199,3 +199,14 @@ def test_cross_entropy_form_is_inferred_from_shapes():
     assert ce.infer_form((4, 1), (4, 1)) == "binary"
     with pytest.raises(ValueError, match="cannot match"):
         ce.infer_form((4, 3), (4, 5))
+
+
+def test_an_input_the_batch_lacks_is_reported_with_its_readers_and_context():
+    model = nb.build(2, 1)
+    network = make_network([ModelOp(model=model, inputs="x", outputs="y_pred")])
+    data = batch()
+    del data["x"]
+    with network(mode="eval", epoch=3, ds_id="ds1"):
+        with pytest.raises(KeyError, match=r"ModelOp read\(s\) key 'x', which the batch does not have in mode 'eval', "
+                                           r"epoch 3, ds_id 'ds1'; batch keys: \['y'\]"):
+            network.run_step(data)

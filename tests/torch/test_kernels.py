@@ -228,3 +228,12 @@ def test_a_label_of_minus_100_is_an_error_not_silently_ignored() -> None:
     with pytest.raises((IndexError, RuntimeError)):
         op.forward([torch.randn(3, 4), torch.tensor([0, -100, 2])], {"mode": "train"})
     assert get_backend("torch").name == "torch"
+
+
+def test_an_input_the_batch_lacks_is_reported_with_its_readers_and_context() -> None:
+    network = make_network(ops=[ModelOp(model=two_input_model(), inputs=("a", "b"), outputs="p"),
+                                MeanSquaredError(inputs=("p", "y"), outputs="mse")])
+    with network(mode="eval", epoch=2, ds_id=""):
+        with pytest.raises(KeyError, match=r"ModelOp read\(s\) key 'b', which the batch does not have in mode 'eval', "
+                                           r"epoch 2, ds_id ''; batch keys: \['a', 'y'\]"):
+            network.run_step({"a": BATCH["a"], "y": BATCH["y"]})
