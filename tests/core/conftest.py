@@ -5,7 +5,7 @@ from typing import Iterator
 
 import pytest
 
-from fe_core.backend import registry
+from fe_core.framework import registry
 
 
 @pytest.fixture

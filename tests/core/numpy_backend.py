@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from fe_core.backend import Backend, register_backend, unregister_backend
+from fe_core.framework import Backend, register_backend, unregister_backend
 from fe_core.network import BaseNetwork
 from fe_core.schedule import Scheduler
 

@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 import numpy as np
 import pytest
 
-from fe_core.backend import Backend, StateReducer, register_backend, unregister_backend
+from fe_core.framework import Backend, StateReducer, register_backend, unregister_backend
 from fe_core.checkpoint import (CheckpointDecodeError, CheckpointEncodeError, StateCodec, atomic_directory,
                                 backup_path, get_object_state, read_checkpoint, set_object_state, write_checkpoint)
 from fe_core.summary import Summary, System, ValWithError

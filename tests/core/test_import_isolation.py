@@ -43,7 +43,7 @@ def test_importing_every_fe_core_module_loads_no_framework():
     assert completed.returncode == 0, completed.stderr
     report = json.loads(completed.stdout.strip().splitlines()[-1])
     assert report["failed"] == {}, f"fe_core modules that fail to import: {report['failed']}"
-    assert {"fe_core.modes", "fe_core.schedule.scheduler", "fe_core.backend.registry"} <= set(report["modules"])
+    assert {"fe_core.modes", "fe_core.schedule.scheduler", "fe_core.framework.registry"} <= set(report["modules"])
     assert report["frameworks"] == [], f"importing fe_core loaded {report['frameworks']}"
 
 

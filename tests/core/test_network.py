@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import numpy_backend as nb
-from fe_core.backend import register_backend, unregister_backend
+from fe_core.framework import register_backend, unregister_backend
 from fe_core.dataset import NumpyDataset
 from fe_core.network import PredictionBatch, make_network
 from fe_core.op.numpyop import LambdaOp as NumpyLambda

@@ -68,8 +68,8 @@ def test_sibling_pins_are_minor_ranges(package: str):
 def test_backends_declare_their_entry_points_and_frameworks():
     torch = _pyproject("fe-torch")["project"]
     tf = _pyproject("fe-tf")["project"]
-    assert torch["entry-points"]["fe.backends"] == {"torch": "fe_torch.backend:TorchBackend"}
-    assert tf["entry-points"]["fe.backends"] == {"tf": "fe_tf.backend:TFBackend"}
+    assert torch["entry-points"]["fe.backends"] == {"torch": "fe_torch.framework:TorchBackend"}
+    assert tf["entry-points"]["fe.backends"] == {"tf": "fe_tf.framework:TFBackend"}
     assert {_name(r) for r in torch["dependencies"]} == {"fe-core", "torch"}
     assert {_name(r) for r in tf["dependencies"]} == {"fe-core", "tensorflow"}
 

@@ -7,7 +7,7 @@ from typing import Any, Dict, List
 import numpy as np
 import pytest
 
-from fe_core.backend import Backend, register_backend, unregister_backend
+from fe_core.framework import Backend, register_backend, unregister_backend
 from fe_core.dataset import NumpyDataset
 from fe_core.op.numpyop import Batch, Delete, FilteredData, LambdaOp, NumpyOp, RemoveIf
 from fe_core.op.numpyop.univariate import ExpandDims, Minmax

@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 import numpy as np
 import pytest
 
-from fe_core.backend import Backend, register_backend, unregister_backend
+from fe_core.framework import Backend, register_backend, unregister_backend
 from fe_core.schedule import EpochScheduler
 from fe_core.summary import Summary, System, ValWithError
 

@@ -7,7 +7,7 @@ import keras
 import numpy as np
 import pytest
 
-from fe_core.backend import backend_for_model, get_backend
+from fe_core.framework import backend_for_model, get_backend
 from fe_core.build import build
 from fe_core.schedule import EpochScheduler, RepeatScheduler
 from fe_tf import LeNet, ResNet9, TFBackend

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from fe_core.backend import get_backend
+from fe_core.framework import get_backend
 from fe_core.build import build
 from fe_core.dataset import NumpyDataset
 from fe_core.estimator import Estimator
@@ -139,7 +139,7 @@ def test_system_checkpoint_round_trip_resumes_exactly(tmp_path: "os.PathLike[str
 
 
 def test_save_weights_writes_keras_weights_that_load_weights_reads_back(tmp_path) -> None:
-    from fe_core.backend import get_backend
+    from fe_core.framework import get_backend
     from fe_core.build import build
     from fe_tf.architecture import LeNet
     backend = get_backend("tf")

@@ -8,7 +8,7 @@ import sys
 import pytest
 import tensorflow as tf
 
-from fe_core.backend import get_backend
+from fe_core.framework import get_backend
 from fe_core.checkpoint.codec import StateCodec
 
 CHECK_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mirrored_strategy_check.py")

@@ -23,7 +23,7 @@ SCRIPT = textwrap.dedent("""
 
     import numpy as np
     import keras
-    from fe_core.backend import backend_for_model
+    from fe_core.framework import backend_for_model
     from fe_core.build import build
     from fe_core.network import make_network
     from fe_core.op.tensorop import CrossEntropy, ModelOp, UpdateOp
@@ -37,7 +37,7 @@ SCRIPT = textwrap.dedent("""
     with network(mode="train", epoch=1):
         network.run_step({"x": np.zeros((2, 28, 28, 1), np.float32), "y": np.array([0, 1])})
     import tensorflow as tf
-    from fe_core.backend import get_backend
+    from fe_core.framework import get_backend
 
     def draws():
         return (tf.random.uniform([3]).numpy(), tf.random.get_global_generator().normal([3]).numpy(),

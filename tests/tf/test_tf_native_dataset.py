@@ -7,7 +7,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from fe_core.backend import get_backend
+from fe_core.framework import get_backend
 from fe_core.build import build
 from fe_core.estimator import Estimator
 from fe_core.pipeline import Pipeline

@@ -6,7 +6,7 @@ import os
 import keras
 import numpy as np
 
-from fe_core.backend import get_backend
+from fe_core.framework import get_backend
 from fe_core.build import build
 from fe_core.dataset import NumpyDataset
 from fe_core.estimator import Estimator

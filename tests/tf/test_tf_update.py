@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from fe_core.backend import get_backend
+from fe_core.framework import get_backend
 from fe_core.build import build
 from fe_core.network import make_network
 from fe_core.op.tensorop import MeanSquaredError, ModelOp, TensorOp, UpdateOp

@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from fe_core.backend import backend_for_model, get_backend
+from fe_core.framework import backend_for_model, get_backend
 from fe_core.build import build
 from fe_core.estimator import Estimator
 from fe_core.network import make_network
@@ -142,7 +142,7 @@ def test_native_dataloader_is_recognised_converted_and_trains() -> None:
 def test_is_native_dataset_does_not_import_torch() -> None:
     code = textwrap.dedent("""
         import sys
-        from fe_torch.backend import TorchBackend
+        from fe_torch.framework import TorchBackend
         backend = TorchBackend()
         for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
             del sys.modules[name]
@@ -171,7 +171,7 @@ def test_classifying_and_training_a_torch_model_never_imports_tensorflow() -> No
                 return None
         sys.meta_path.insert(0, Guard())
         import numpy as np, torch
-        from fe_core.backend import backend_for_model
+        from fe_core.framework import backend_for_model
         from fe_core.build import build
         from fe_core.network import make_network
         from fe_core.op.tensorop import CrossEntropy, ModelOp, UpdateOp

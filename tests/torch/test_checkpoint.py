@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from fe_core.backend import get_backend
+from fe_core.framework import get_backend
 from fe_core.build import build
 from fe_core.checkpoint.codec import StateCodec
 from fe_core.dataset import NumpyDataset
@@ -200,7 +200,7 @@ def test_system_checkpoint_resumes_training_exactly(tmp_path: Any) -> None:
 
 
 def test_save_weights_writes_a_state_dict_that_load_weights_reads_back(tmp_path) -> None:
-    from fe_core.backend import get_backend
+    from fe_core.framework import get_backend
     backend = get_backend("torch")
     source = build(model_fn=LeNet, optimizer_fn="adam", model_name="src")
     target = build(model_fn=LeNet, optimizer_fn="adam", model_name="dst")

@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-MODULES = ["fe_torch.devices", "fe_torch.precision", "fe_torch.optimizers", "fe_torch.network", "fe_torch.backend",
+MODULES = ["fe_torch.devices", "fe_torch.precision", "fe_torch.optimizers", "fe_torch.network", "fe_torch.framework",
            "fe_torch.architecture.lenet", "fe_torch.architecture.resnet9"]
 
 

@@ -11,7 +11,7 @@ from typing import Any, List
 import numpy as np
 import torch
 
-from fe_core.backend import get_backend
+from fe_core.framework import get_backend
 from fe_core.build import build
 from fe_core.dataset import NumpyDataset
 from fe_core.estimator import Estimator
@@ -91,7 +91,7 @@ def test_a_gpu_trained_model_loads_on_a_cpu_only_machine(tmp_path: Any) -> None:
     code = textwrap.dedent(f"""
         import numpy as np, torch
         assert not torch.cuda.is_available()
-        from fe_core.backend import get_backend
+        from fe_core.framework import get_backend
         from fe_core.build import build
         from fe_torch import LeNet
         model = build(model_fn=LeNet, optimizer_fn="adam", model_name="gpu_model")

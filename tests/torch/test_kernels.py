@@ -12,7 +12,7 @@ import fe_torch.devices
 from fe_core.build import build
 from fe_core.network import make_network
 from fe_core.op.tensorop import (Argmax, CrossEntropy, L1_Loss, LambdaOp, MeanSquaredError, ModelOp, UpdateOp)
-from fe_torch.backend import TorchBackend
+from fe_torch.framework import TorchBackend
 
 BACKEND = TorchBackend()
 STATE = {"mode": "train", "warmup": False, "epoch": 1, "ds_id": "", "deferred": {}, "req_grad": False}
@@ -221,7 +221,7 @@ def test_only_the_inputs_ops_read_go_to_the_device_and_only_read_outputs_come_ba
 
 
 def test_a_label_of_minus_100_is_an_error_not_silently_ignored() -> None:
-    from fe_core.backend import get_backend
+    from fe_core.framework import get_backend
     from fe_core.op.tensorop import CrossEntropy
     op = CrossEntropy(inputs=("p", "y"), outputs="ce", from_logits=True)
     op.build("torch")

@@ -5,7 +5,7 @@ ops; Slicers; the Pipeline and datasets; BaseNetwork, `make_network` and `build`
 and the checkpoint format. Importing it never imports TensorFlow or PyTorch.
 """
 from fe_core.__about__ import __version__
-from fe_core.backend import Backend, get_backend, register_backend
+from fe_core.framework import Backend, get_backend, register_backend
 from fe_core.build import build
 from fe_core.containers import filter_nones, to_list, to_set
 from fe_core.data import Data, DSData

@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, List, Optional, Sequence, Union
 
-from fe_core.backend.registry import backend_for_model, framework_backends
+from fe_core.framework.registry import backend_for_model, framework_backends
 from fe_core.containers import to_list
 
 __all__ = ["build", "reset_build_count"]

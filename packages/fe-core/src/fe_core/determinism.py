@@ -3,13 +3,22 @@ from __future__ import annotations
 
 import os
 import random
-from typing import Optional
+from typing import Callable, List, Optional
 
 import numpy as np
 
-__all__ = ["enable_deterministic", "deterministic_seed"]
+__all__ = ["enable_deterministic", "deterministic_seed", "on_seed"]
 
 _seed: Optional[int] = None
+_listeners: List[Callable[[int], None]] = []
+
+
+def on_seed(listener: Callable[[int], None]) -> None:
+    """Call `listener(seed)` whenever `enable_deterministic` runs (the backend registry seeds loaded backends so).
+
+    Keeps this module at the bottom of the layers: it knows nothing of backends, they subscribe to it.
+    """
+    _listeners.append(listener)
 
 
 def enable_deterministic(seed: int) -> None:
@@ -33,9 +42,8 @@ def enable_deterministic(seed: int) -> None:
     os.environ["PYTHONHASHSEED"] = str(seed)
     random.seed(seed)
     np.random.seed(seed)
-    from fe_core.backend.registry import loaded_backends  # pylint: disable=import-outside-toplevel
-    for backend in loaded_backends():
-        backend.seed(seed)
+    for listener in list(_listeners):
+        listener(seed)
 
 
 def deterministic_seed() -> Optional[int]:

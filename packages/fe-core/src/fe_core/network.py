@@ -12,7 +12,7 @@ import threading
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, MutableMapping, Optional, Sequence, Set,
                     Tuple, Union, overload)
 
-from fe_core.backend.registry import backend_for_model, get_backend
+from fe_core.framework.registry import backend_for_model, get_backend
 from fe_core.containers import filter_nones, to_list
 from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.op import Op

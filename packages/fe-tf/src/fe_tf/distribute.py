@@ -18,7 +18,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 import numpy as np
 import tensorflow as tf
 
-from fe_core.backend import StateReducer
+from fe_core.framework import StateReducer
 
 __all__ = ["MIRRORED_STRATEGY_REDUCER", "active_mirrored_strategy", "is_mirrored_strategy", "ensure_multi_gpu_strategy",
            "batch_size_of", "fill_batch", "distribute_batch", "merge_replica_results", "trim_results"]

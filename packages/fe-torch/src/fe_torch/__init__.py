@@ -1,7 +1,7 @@
 """fe-torch: the PyTorch backend of fe (TorchBackend, TorchNetwork, torch architectures)."""
 from fe_torch.__about__ import __version__
 from fe_torch.architecture import LeNet, ResNet9
-from fe_torch.backend import TorchBackend
+from fe_torch.framework import TorchBackend
 from fe_torch.checkpoint import load_model, load_weights, save_model
 from fe_torch.network import TorchNetwork
 

@@ -9,7 +9,7 @@ import importlib
 import sys
 from typing import TYPE_CHECKING, Any, Iterable, List, Union
 
-from fe_core.backend import BackendNotInstalledError, available_backends
+from fe_core.framework import BackendNotInstalledError, available_backends
 from fe_core.build import build
 from fe_core.containers import filter_nones, to_list
 from fe_core.network import BaseNetwork, collect_models, make_network

@@ -31,8 +31,8 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 import numpy as np
 
-from fe_core.backend.base import StateReducer
-from fe_core.backend.registry import loaded_backends
+from fe_core.framework.base import StateReducer
+from fe_core.framework.registry import loaded_backends
 from fe_core.summary.summary import Summary, ValWithError
 
 __all__ = ["StateCodec", "CheckpointEncodeError", "CheckpointDecodeError", "backend_state_reducers", "TAG"]

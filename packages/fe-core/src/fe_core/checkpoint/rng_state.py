@@ -17,7 +17,7 @@ from typing import Any, Dict
 
 import numpy as np
 
-from fe_core.backend.registry import loaded_backends
+from fe_core.framework.registry import loaded_backends
 
 __all__ = ["capture_rng_state", "restore_rng_state", "check_rng_state"]
 

@@ -2,13 +2,9 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
-
+from typing import Any, Dict, List, Optional
 
 from fe_core.pipeline.op_runner import OpTimer
-
-if TYPE_CHECKING:  # pragma: no cover
-    from fe_core.pipeline.pipeline import Pipeline
 
 __all__ = ["benchmark_pipeline"]
 
@@ -43,13 +39,16 @@ def _print_table(rows: List[List[Any]], elapsed: float) -> None:
                          for column, (cell, width) in enumerate(zip(line, widths))))
 
 
-def benchmark_pipeline(pipeline: "Pipeline", mode: str = "train", epoch: int = 1, ds_id: Optional[str] = None,
+def benchmark_pipeline(pipeline: Any, mode: str = "train", epoch: int = 1, ds_id: Optional[str] = None,
                        num_steps: int = 1000, log_interval: int = 100, detailed: bool = True
                        ) -> Dict[str, Dict[str, float]]:
     """Time `num_steps` batches of `pipeline` per ds_id and print steps/s and samples/s (see `Pipeline.benchmark`).
 
     With `detailed`, a second run of `log_interval` batches times every stage (fetching, each op, collation) and a
     table of milliseconds per visit and share of the time is printed.
+
+    Args:
+        pipeline: The `Pipeline` (its `get_ds_ids`, `__call__` and `_timed_loader` are used).
 
     Returns:
         {ds_id: {"steps_per_sec": ..., "samples_per_sec": ...}}.

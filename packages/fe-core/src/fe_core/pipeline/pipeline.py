@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple, Union
 
-from fe_core.backend import Backend, framework_backends
+from fe_core.framework import Backend, framework_backends
 from fe_core.containers import to_list
 from fe_core.modes import check_ds_id
 from fe_core.op.numpyop.batch import Batch, collate_samples

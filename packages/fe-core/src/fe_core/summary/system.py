@@ -6,7 +6,7 @@ import os
 import uuid
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from fe_core.backend.registry import loaded_backends
+from fe_core.framework.registry import loaded_backends
 from fe_core.containers import to_list
 from fe_core.summary.summary import Summary
 

@@ -123,12 +123,12 @@ class UpdateOp(TensorOp):
         framework = getattr(self, "framework", None)
         if framework is None:
             return {}
-        from fe_core.backend.registry import get_backend  # pylint: disable=import-outside-toplevel
+        from fe_core.framework.registry import get_backend  # pylint: disable=import-outside-toplevel
         return {"update": get_backend(framework).get_update_state(self)}
 
     def set_state(self, state: Dict[str, Any]) -> None:
         """Restore what `get_state` returned."""
         framework = getattr(self, "framework", None)
         if framework is not None and "update" in state:
-            from fe_core.backend.registry import get_backend  # pylint: disable=import-outside-toplevel
+            from fe_core.framework.registry import get_backend  # pylint: disable=import-outside-toplevel
             get_backend(framework).set_update_state(self, state["update"])

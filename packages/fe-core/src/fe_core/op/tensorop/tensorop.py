@@ -31,7 +31,7 @@ class TensorOp(Op):
             device: The backend's device (None when the framework places tensors itself).
         """
         if self.kernel_name is not None:
-            from fe_core.backend.registry import get_backend  # local: keeps op import light
+            from fe_core.framework.registry import get_backend  # local: keeps op import light
             self._kernel = get_backend(framework).kernel(self.kernel_name)
         self.framework = framework
         self.device = device

@@ -9,7 +9,7 @@ from importlib import metadata
 import pytest
 
 from fe_core import determinism
-from fe_core.backend import (Backend, BackendNotInstalledError, available_backends, backend_for_model, get_backend,
+from fe_core.framework import (Backend, BackendNotInstalledError, available_backends, backend_for_model, get_backend,
                              loaded_backends, register_backend, unregister_backend)
 
 pytestmark = pytest.mark.usefixtures("clean_backend_registry")

@@ -2,8 +2,8 @@
 
 fe-core never imports a framework. Everything framework-specific (classifying models, building networks, compiling
 models with optimizers, tensor kernels for the generic ops, saving and loading model state, devices, random state)
-goes through a `Backend`. `fe_torch.backend.TorchBackend` and `fe_tf.backend.TFBackend` are the built-in ones; tests
-and downstream libraries may register their own with `fe_core.backend.register_backend`.
+goes through a `Backend`. `fe_torch.framework.TorchBackend` and `fe_tf.framework.TFBackend` are the built-in ones; tests
+and downstream libraries may register their own with `fe_core.framework.register_backend`.
 
 Kernels: a generic TensorOp (ModelOp, UpdateOp, CrossEntropy, ...) declares a `kernel_name`; in
 `TensorOp.build(framework, device)` it asks its backend for `backend.kernel(kernel_name)`, a callable
@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Dict, List, Optional, Sequence
-
-if TYPE_CHECKING:  # pragma: no cover
-    from fe_core.network import BaseNetwork
+from typing import Any, Callable, ContextManager, Dict, List, Optional, Sequence
 
 __all__ = ["Backend", "Kernel", "StateReducer"]
 
@@ -60,8 +57,8 @@ class Backend:
         return False
 
     def make_network(self, ops: Sequence[Any], pops: Optional[Sequence[Any]], slicers: Optional[Sequence[Any]]
-                     ) -> "BaseNetwork":
-        """Create this backend's Network for the given ops, postprocessing ops and slicers."""
+                     ) -> Any:
+        """Create this backend's Network (a `fe_core.network.BaseNetwork`) for the given ops, postprocessing ops and slicers."""
         raise NotImplementedError(f"The {self.name!r} backend cannot make a Network")
 
     def compile_model(self, model: Any, optimizer_fn: Any, weights_path: Optional[str], model_name: str,

@@ -1,4 +1,4 @@
-"""`TorchBackend`: fe-core's `Backend` for PyTorch (registered as 'torch': `fe_torch.backend:TorchBackend`)."""
+"""`TorchBackend`: fe-core's `Backend` for PyTorch (registered as 'torch': `fe_torch.framework:TorchBackend`)."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 import torch
-from fe_core.backend.base import Backend, StateReducer
+from fe_core.framework.base import Backend, StateReducer
 from fe_core.schedule.scheduler import Scheduler
 
 from fe_torch import checkpoint, devices, kernels, optimizers
@@ -28,7 +28,7 @@ class TorchBackend(Backend):
     """The PyTorch backend: torch models (`nn.Module`), `TorchNetwork`, the op kernels, `.pt` checkpoints.
 
     Example:
-        >>> from fe_core.backend import get_backend
+        >>> from fe_core.framework import get_backend
         >>> get_backend("torch").name
         'torch'
     """

@@ -12,7 +12,7 @@ has no state to save, and the seed generators of layers such as Dropout are save
 (`fe_tf.checkpoint`).
 
 Example:
-    >>> # from fe_core.backend import get_backend
+    >>> # from fe_core.framework import get_backend
     >>> # backend = get_backend("tf")            # imports fe_tf (and TensorFlow)  # doctest: +SKIP
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from fe_core.backend import Backend, StateReducer
+from fe_core.framework import Backend, StateReducer
 from fe_core.schedule import Scheduler
 from fe_tf import checkpoint
 from fe_tf.distribute import MIRRORED_STRATEGY_REDUCER, active_mirrored_strategy, ensure_multi_gpu_strategy

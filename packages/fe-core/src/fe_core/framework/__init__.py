@@ -1,6 +1,6 @@
 """The backend interface and registry (no framework is imported here)."""
-from fe_core.backend.base import Backend, Kernel, StateReducer
-from fe_core.backend.registry import (BackendNotInstalledError, available_backends, backend_for_model, framework_backends,
+from fe_core.framework.base import Backend, Kernel, StateReducer
+from fe_core.framework.registry import (BackendNotInstalledError, available_backends, backend_for_model, framework_backends,
                                       get_backend,
                                       loaded_backends, register_backend, unregister_backend)
 

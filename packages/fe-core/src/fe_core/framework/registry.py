@@ -11,8 +11,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Union
 
-from fe_core.backend.base import Backend
-from fe_core.determinism import deterministic_seed
+from fe_core.framework.base import Backend
+from fe_core.determinism import deterministic_seed, on_seed
 
 __all__ = ["BackendNotInstalledError", "register_backend", "unregister_backend", "get_backend", "backend_for_model",
            "available_backends", "loaded_backends", "framework_backends"]
@@ -34,8 +34,8 @@ class _Entry:
 
 
 _BUILTIN = {
-    "torch": _Entry("torch", "fe_torch.backend:TorchBackend", "torch", "torch"),
-    "tf": _Entry("tf", "fe_tf.backend:TFBackend", "tf", "tensorflow"),
+    "torch": _Entry("torch", "fe_torch.framework:TorchBackend", "torch", "torch"),
+    "tf": _Entry("tf", "fe_tf.framework:TFBackend", "tf", "tensorflow"),
 }
 _discovered: Dict[str, _Entry] = {}  # from the entry-point group, read once
 _registered: Dict[str, _Entry] = {}  # from register_backend; wins over the two above
@@ -180,3 +180,12 @@ def backend_for_model(model: Any) -> Optional[Backend]:
         if backend.owns_model(model):
             return backend
     return None
+
+
+def _seed_loaded_backends(seed: int) -> None:
+    """Seed every backend created so far (`enable_deterministic` calls this; later ones are seeded as they load)."""
+    for backend in loaded_backends():
+        backend.seed(seed)
+
+
+on_seed(_seed_loaded_backends)
