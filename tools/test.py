@@ -35,11 +35,12 @@ STAMP_NAME = "fe-install.stamp"
 
 # Packages (directories under packages/, optionally with extras: "fe[examples]") installed editable into each suite's
 # venv. fe's `examples` extra brings scikit-learn (the examples' data) and matplotlib (`fe logs`), which tests/fe use.
+# fe-core's optional extras (image, table, plot, report, data) bring no framework, so every suite tests them.
 SUITE_PACKAGES: Dict[str, List[str]] = {
-    "core": ["fe-core"],
-    "torch": ["fe-core", "fe-torch"],
-    "tf": ["fe-core", "fe-tf"],
-    "fe": ["fe-core", "fe-torch", "fe-tf", "fe[examples]"],
+    "core": ["fe-core[all]"],
+    "torch": ["fe-core[all]", "fe-torch"],
+    "tf": ["fe-core[all]", "fe-tf"],
+    "fe": ["fe-core[all]", "fe-torch", "fe-tf", "fe[examples]"],
 }
 # What the tests themselves need on top (the frameworks come with fe-torch / fe-tf, pinned by the constraints).
 TEST_REQUIREMENTS = ["pytest", "pyyaml", "tomli; python_version < '3.11'"]
