@@ -6,6 +6,7 @@ from typing import Any, Callable, List, Optional, Sequence, Union
 
 from fe_core.framework.registry import backend_for_model, framework_backends
 from fe_core.containers import to_list
+from fe_core.export import fe_export
 
 __all__ = ["build", "reset_build_count"]
 
@@ -37,6 +38,7 @@ def _build_scopes(mixed_precision: bool) -> contextlib.ExitStack:
     return stack
 
 
+@fe_export("fe.network.build", "fe.build")
 def build(model_fn: Callable[[], Any],
           optimizer_fn: Union[None, str, Callable, Any, Sequence[Union[None, str, Callable, Any]]],
           weights_path: Union[None, str, Sequence[Optional[str]]] = None,

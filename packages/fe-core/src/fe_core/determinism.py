@@ -6,6 +6,7 @@ import random
 from typing import Callable, List, Optional
 
 import numpy as np
+from fe_core.export import fe_export
 
 __all__ = ["enable_deterministic", "deterministic_seed", "on_seed"]
 
@@ -21,6 +22,7 @@ def on_seed(listener: Callable[[int], None]) -> None:
     _listeners.append(listener)
 
 
+@fe_export("fe.estimator.enable_deterministic", "fe.enable_deterministic")
 def enable_deterministic(seed: int) -> None:
     """Make runs repeatable: seed python's `random`, numpy's global generator and every backend.
 

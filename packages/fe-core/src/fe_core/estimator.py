@@ -14,6 +14,7 @@ from fe_core.trace import EvalEssential, Logger, PerDSTrace, TestEssential, Trac
 from fe_core.trace import implemented_hooks
 from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.progress_bar import ProgressBar
+from fe_core.export import fe_export
 
 __all__ = ["Estimator", "EarlyStop"]
 
@@ -48,6 +49,7 @@ class _EpochPlan:
         self.pipeline_keys = pipeline_keys
 
 
+@fe_export("fe.estimator.Estimator", "fe.Estimator")
 class Estimator:
     """Trains and tests a Network on a Pipeline's data, calling Traces along the way.
 

@@ -18,6 +18,7 @@ from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.op import Op
 from fe_core.op.tensorop.tensorop import TensorOp
 from fe_core.schedule.scheduler import Scheduler, get_current_items
+from fe_core.export import fe_export
 
 __all__ = ["BaseNetwork", "PredictionBatch", "make_network", "collect_models"]
 
@@ -108,6 +109,7 @@ def _plan_op(op: Any) -> _OpPlan:
     return (op, forward, op.inputs, op.in_list, op.outputs, op.out_list, getattr(op, "fe_deletes", None) or None)
 
 
+@fe_export("fe.network.BaseNetwork")
 class BaseNetwork:
     """The framework-free part of a Network: key resolution, op execution, slicing and postprocessing.
 

@@ -24,6 +24,7 @@ from fe_core.network import BaseNetwork
 from fe_tf.distribute import (active_mirrored_strategy, batch_size_of, distribute_batch, fill_batch,
                               merge_replica_results, trim_results)
 from fe_tf.kernels import prepare_accumulators
+from fe_core.export import fe_export
 
 __all__ = ["TFNetwork"]
 
@@ -193,6 +194,7 @@ class _StepProgram:
         return results
 
 
+@fe_export("fe.network.TFNetwork")
 class TFNetwork(BaseNetwork):
     """A Network of TensorFlow (Keras 3) models.
 

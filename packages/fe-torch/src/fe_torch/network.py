@@ -19,10 +19,12 @@ from fe_core.schedule.scheduler import get_current_items
 
 from fe_torch.devices import NUMERIC_KINDS, model_device, to_device
 from fe_torch.precision import autocast_context
+from fe_core.export import fe_export
 
 __all__ = ["TorchNetwork"]
 
 
+@fe_export("fe.network.TorchNetwork")
 class TorchNetwork(BaseNetwork):
     """The Network of torch models.
 

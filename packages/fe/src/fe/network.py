@@ -16,6 +16,7 @@ from fe_core.network import BaseNetwork, collect_models, make_network
 from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.tensorop.tensorop import TensorOp
 from fe_core.schedule.scheduler import Scheduler
+from fe_core.export import fe_export
 
 if TYPE_CHECKING:  # imported lazily by __getattr__ below
     from fe_tf.network import TFNetwork
@@ -32,6 +33,7 @@ OpList = Union[None, TensorOp, Scheduler, Iterable[Union[TensorOp, Scheduler]]]
 PopList = Union[None, NumpyOp, Scheduler, Iterable[Union[NumpyOp, Scheduler]]]
 
 
+@fe_export("fe.network.default_backend_name")
 def default_backend_name() -> str:
     """The backend a Network without models runs on.
 
@@ -55,6 +57,7 @@ def default_backend_name() -> str:
         "pip install 'fe[torch]' (PyTorch) or pip install 'fe[tf]' (TensorFlow)")
 
 
+@fe_export("fe.network.Network", "fe.Network")
 def Network(ops: OpList, pops: PopList = None, slicers: Any = None) -> BaseNetwork:  # pylint: disable=invalid-name
     """Create the Network for the framework of the models inside `ops`.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
+from fe_core.export import fe_export
 
 __all__ = ["NumpyDataset"]
 
@@ -28,6 +29,7 @@ def _as_column(key: str, values: Any) -> np.ndarray:
     return column
 
 
+@fe_export("fe.dataset.numpy_dataset.NumpyDataset", "fe.dataset.NumpyDataset")
 class NumpyDataset:
     """A dataset held in memory as arrays that share their first (sample) dimension.
 

@@ -10,10 +10,12 @@ from typing import Any, Callable, Dict, Iterable, List, MutableMapping, Set, Uni
 
 from fe_core.containers import to_list, to_set
 from fe_core.modes import check_ds_id, check_io_names, parse_modes
+from fe_core.export import fe_export
 
 __all__ = ["Op", "get_inputs_by_op", "write_outputs_by_op"]
 
 
+@fe_export("fe.op.op.Op", "fe.op.Op")
 class Op:
     """The base class of every op.
 
@@ -56,6 +58,7 @@ class Op:
         return f"{type(self).__name__}(inputs={self.inputs}, outputs={self.outputs})"
 
 
+@fe_export("fe.op.op.get_inputs_by_op")
 def get_inputs_by_op(op: Op, store: MutableMapping[str, Any]) -> Any:
     """Read `op`'s inputs from `store`, as one value or a list (see `Op`)."""
     if op.in_list:
@@ -63,6 +66,7 @@ def get_inputs_by_op(op: Op, store: MutableMapping[str, Any]) -> Any:
     return store[op.inputs[0]]
 
 
+@fe_export("fe.op.op.write_outputs_by_op")
 def write_outputs_by_op(op: Op, store: MutableMapping[str, Any], outputs: Any) -> None:
     """Write `outputs` into `store` under `op.outputs`.
 

@@ -15,6 +15,7 @@ from fe_core.pipeline.position import EpochPosition, PositionTracker
 from fe_core.pipeline.loader import EpochLoader
 from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
 from fe_core.schedule.scheduler import Scheduler, get_current_items
+from fe_core.export import fe_export
 
 __all__ = ["Pipeline", "is_native_dataset"]
 
@@ -55,6 +56,7 @@ class _PipelineContext:
         self.tracker.active = None
 
 
+@fe_export("fe.pipeline.Pipeline", "fe.Pipeline")
 class Pipeline:
     """Datasets per mode, the NumpyOps that preprocess them, and how samples are batched.
 

@@ -6,12 +6,14 @@ from typing import Any, Dict, Generic, Iterable, List, Optional, Sequence, TypeV
 
 from fe_core.containers import to_set
 from fe_core.modes import ds_id_matches
+from fe_core.export import fe_export
 
 T = TypeVar("T")
 
 __all__ = ["Scheduler", "EpochScheduler", "RepeatScheduler", "get_current_items", "get_signature_epochs"]
 
 
+@fe_export("fe.schedule.schedule.Scheduler", "fe.schedule.Scheduler")
 class Scheduler(Generic[T]):
     """The base class of everything whose value depends on the epoch (epochs count from 1)."""
 
@@ -24,6 +26,7 @@ class Scheduler(Generic[T]):
         raise NotImplementedError
 
 
+@fe_export("fe.schedule.schedule.EpochScheduler", "fe.schedule.EpochScheduler")
 class EpochScheduler(Scheduler[T]):
     """A value that changes at given epochs and stays until the next change.
 
@@ -64,6 +67,7 @@ class EpochScheduler(Scheduler[T]):
         return f"EpochScheduler({self.epoch_dict!r})"
 
 
+@fe_export("fe.schedule.schedule.RepeatScheduler", "fe.schedule.RepeatScheduler")
 class RepeatScheduler(Scheduler[T]):
     """A value that cycles through a list, one element per epoch.
 
@@ -104,6 +108,7 @@ def _runs_in(item: Any, run_modes: set, ds_id: Optional[str]) -> bool:
     return True
 
 
+@fe_export("fe.schedule.schedule.get_current_items", "fe.schedule.get_current_items")
 def get_current_items(items: Iterable[Union[T, Scheduler[T], None]],
                       run_modes: Union[None, str, Iterable[str]] = None,
                       epoch: Optional[int] = None,
@@ -140,6 +145,7 @@ def get_current_items(items: Iterable[Union[T, Scheduler[T], None]],
     return selected
 
 
+@fe_export("fe.schedule.schedule.get_signature_epochs", "fe.schedule.get_signature_epochs")
 def get_signature_epochs(items: List[Any],
                          total_epochs: int,
                          mode: Union[None, str, Iterable[str]] = None,

@@ -7,10 +7,12 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from fe_core.slicer.slicer import Slicer
+from fe_core.export import fe_export
 
 __all__ = ["AxisSlicer"]
 
 
+@fe_export("fe.slicer.axis_slicer.AxisSlicer", "fe.slicer.AxisSlicer")
 class AxisSlicer(Slicer):
     """A slicer that cuts along one axis.
 

@@ -6,10 +6,12 @@ from typing import Any, Iterable, Sequence, Tuple, Union
 import numpy as np
 
 from fe_core.slicer.slicer import Slicer
+from fe_core.export import fe_export
 
 __all__ = ["MeanUnslicer"]
 
 
+@fe_export("fe.slicer.mean_unslicer.MeanUnslicer", "fe.slicer.MeanUnslicer")
 class MeanUnslicer(Slicer):
     """A slicer that only un-slices, by taking the element-wise mean of the minibatches' values.
 

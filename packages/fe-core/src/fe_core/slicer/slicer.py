@@ -16,6 +16,7 @@ import numpy as np
 
 from fe_core.containers import to_list, to_set
 from fe_core.modes import check_ds_id, check_io_names, parse_modes
+from fe_core.export import fe_export
 
 __all__ = ["Slicer"]
 
@@ -23,6 +24,7 @@ __all__ = ["Slicer"]
 _DATA_ERRORS = (ValueError, IndexError, TypeError)
 
 
+@fe_export("fe.slicer.slicer.Slicer", "fe.slicer.Slicer")
 class Slicer:
     """The base class of every slicer.
 

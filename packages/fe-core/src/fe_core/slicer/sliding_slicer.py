@@ -8,6 +8,7 @@ import numpy as np
 
 from fe_core.containers import to_list
 from fe_core.slicer.slicer import Slicer
+from fe_core.export import fe_export
 
 __all__ = ["SlidingSlicer"]
 
@@ -15,6 +16,7 @@ _PAD_MODES = ("drop", "partial", "constant", "nopad", "mirror")
 _UNSLICE_MODES = ("sum", "avg")
 
 
+@fe_export("fe.slicer.sliding_slicer.SlidingSlicer", "fe.slicer.SlidingSlicer")
 class SlidingSlicer(Slicer):
     """A slicer that cuts its inputs with a sliding window, one minibatch per window position.
 

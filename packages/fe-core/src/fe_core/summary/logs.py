@@ -24,6 +24,7 @@ import numpy as np
 from natsort import natsorted
 
 from fe_core.summary.summary import Summary, ValWithError
+from fe_core.export import fe_export
 
 __all__ = ["parse_log_value", "parse_log_lines", "parse_log_text", "parse_log_file", "parse_log_files",
            "find_log_files", "parse_log_dir"]
@@ -39,6 +40,7 @@ _TRIPLE_RE = re.compile(r"^\(\s*([^,()]+),\s*([^,()]+),\s*([^,()]+)\)$")
 LogValue = Union[int, float, ValWithError, np.ndarray]
 
 
+@fe_export("fe.summary.logs.log_parse.parse_log_value", "fe.summary.logs.parse_log_value")
 def parse_log_value(text: str) -> Optional[LogValue]:
     """Turn one logged value back into a number.
 
@@ -98,6 +100,7 @@ def _split_fields(body: str) -> List[Tuple[str, str]]:
     return fields
 
 
+@fe_export("fe.summary.logs.log_parse.parse_log_lines", "fe.summary.logs.parse_log_lines")
 def parse_log_lines(lines: Iterable[str], name: Optional[str] = None, source: str = "<log>") -> Summary:
     """Parse FastEstimator log lines into a Summary.
 
@@ -165,6 +168,7 @@ def parse_log_lines(lines: Iterable[str], name: Optional[str] = None, source: st
     return summary
 
 
+@fe_export("fe.summary.logs.log_parse.parse_log_text", "fe.summary.logs.parse_log_text")
 def parse_log_text(text: str, name: Optional[str] = None) -> Summary:
     """Parse the text of a FastEstimator log (for example captured stdout) into a Summary.
 
@@ -187,6 +191,7 @@ def _strip_extension(file_name: str, extension: Optional[str]) -> str:
     return os.path.splitext(file_name)[0] if not extension else file_name
 
 
+@fe_export("fe.summary.logs.log_parse.parse_log_file", "fe.summary.logs.parse_log_file")
 def parse_log_file(file_path: str, file_extension: Optional[str] = ".txt") -> Summary:
     """Parse a saved log file into a Summary named after the file.
 
@@ -218,6 +223,7 @@ def parse_log_files(file_paths: Iterable[str], log_extension: Optional[str] = ".
     return [parse_log_file(path, log_extension) for path in paths]
 
 
+@fe_export("fe.summary.logs.find_log_files")
 def find_log_files(dir_path: str, log_extension: str = ".txt", recursive_search: bool = False) -> List[str]:
     """The log files in a directory, in natural order ('run_2' before 'run_10').
 

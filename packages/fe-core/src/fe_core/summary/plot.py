@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence,
 import numpy as np
 
 from fe_core.summary.summary import Summary, ValWithError
+from fe_core.export import fe_export
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -60,6 +61,7 @@ def _as_summaries(summaries: Union[Summary, Iterable[Summary]]) -> List[Summary]
     return result
 
 
+@fe_export("fe.summary.logs.log_plot.plottable_keys", "fe.summary.plot.plottable_keys")
 def plottable_keys(summaries: Union[Summary, Iterable[Summary]]) -> List[str]:
     """The keys that have at least one scalar value in any mode of any of the summaries, in order of appearance."""
     keys: Dict[str, None] = {}
@@ -115,6 +117,7 @@ def _pretty(key: str) -> str:
     return key.replace("_", " ").replace("|", " | ").strip().capitalize()
 
 
+@fe_export("fe.summary.logs.log_plot.plot_logs", "fe.summary.logs.plot_logs", "fe.summary.plot.plot_logs")
 def plot_logs(experiments: Union[Summary, Sequence[Summary]],
               smooth_factor: float = 0,
               share_legend: bool = True,
@@ -194,6 +197,9 @@ def _draw(experiments: Union[Summary, Sequence[Summary]], figure_factory: Any, s
     return figure
 
 
+@fe_export("fe.summary.logs.log_plot.plot_summaries",
+           "fe.summary.logs.plot_summaries",
+           "fe.summary.plot.plot_summaries")
 def plot_summaries(summaries: Union[Summary, Sequence[Summary]],
                    save_path: str,
                    keys: Optional[Iterable[str]] = None,
@@ -232,6 +238,9 @@ def plot_summaries(summaries: Union[Summary, Sequence[Summary]],
     return save_path
 
 
+@fe_export("fe.summary.logs.log_plot.visualize_logs",
+           "fe.summary.logs.visualize_logs",
+           "fe.summary.plot.visualize_logs")
 def visualize_logs(experiments: Union[Summary, Sequence[Summary]],
                    save_path: Optional[str] = None,
                    smooth_factor: float = 0,

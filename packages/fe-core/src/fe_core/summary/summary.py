@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any, DefaultDict, Dict, NamedTuple, Optional
+from fe_core.export import fe_export
 
 __all__ = ["Summary", "ValWithError"]
 
 
+@fe_export("fe.summary.summary.ValWithError", "fe.summary.ValWithError")
 class ValWithError(NamedTuple):
     """A value with its lower and upper bounds (for example a mean with a confidence interval).
 
@@ -26,6 +28,7 @@ def _history() -> DefaultDict[str, DefaultDict[str, Dict[int, Any]]]:
     return defaultdict(lambda: defaultdict(dict))
 
 
+@fe_export("fe.summary.summary.Summary", "fe.summary.Summary")
 class Summary:
     """The recorded history of an experiment.
 

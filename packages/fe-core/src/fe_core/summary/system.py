@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 from fe_core.framework.registry import loaded_backends
 from fe_core.containers import to_list
 from fe_core.summary.summary import Summary
+from fe_core.export import fe_export
 
 if TYPE_CHECKING:  # pragma: no cover
     from fe_core.checkpoint.checkpoint_dir import Checkpoint, SavedModel
@@ -33,6 +34,7 @@ def _timestamp() -> str:
     return datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
+@fe_export("fe.summary.system.System", "fe.summary.System")
 class System:
     """The state the Estimator and its traces share while running.
 

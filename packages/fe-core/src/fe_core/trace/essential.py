@@ -14,6 +14,7 @@ import numpy as np
 from fe_core.containers import to_set
 from fe_core.data import Data, DSData
 from fe_core.trace.trace import Trace
+from fe_core.export import fe_export
 
 __all__ = ["TrainEssential", "EvalEssential", "TestEssential"]
 
@@ -22,6 +23,7 @@ def _sorted_names(monitor_names: Union[None, str, Iterable[str]]) -> List[str]:
     return sorted(to_set(monitor_names))
 
 
+@fe_export("fe.trace.trace.TrainEssential", "fe.trace.TrainEssential")
 class TrainEssential(Trace):
     """Collects the essential training information.
 
@@ -147,6 +149,7 @@ class _EpochMeanEssential(Trace):
                              f"(each batch must give the same shape)") from err
 
 
+@fe_export("fe.trace.trace.EvalEssential", "fe.trace.EvalEssential")
 class EvalEssential(_EpochMeanEssential):
     """Collects the essential evaluation information.
 
@@ -189,6 +192,7 @@ class EvalEssential(_EpochMeanEssential):
             self._last_log[ds_id] = (step, now)
 
 
+@fe_export("fe.trace.trace.TestEssential", "fe.trace.TestEssential")
 class TestEssential(_EpochMeanEssential):
     """Collects the essential test information.
 

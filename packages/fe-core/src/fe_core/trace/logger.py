@@ -10,10 +10,12 @@ from natsort import humansorted
 from fe_core.data import Data
 from fe_core.summary.summary import ValWithError
 from fe_core.trace.trace import Trace
+from fe_core.export import fe_export
 
 __all__ = ["Logger"]
 
 
+@fe_export("fe.trace.trace.Logger", "fe.trace.Logger")
 class Logger(Trace):
     """A Trace that prints log messages, in the exact FastEstimator 1.x format, to stdout.
 

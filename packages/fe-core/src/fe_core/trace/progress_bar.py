@@ -9,6 +9,7 @@ import numpy as np
 
 from fe_core.data import Data
 from fe_core.trace.trace import Trace
+from fe_core.export import fe_export
 
 __all__ = ["ProgressBar"]
 
@@ -54,6 +55,7 @@ def _make_bar(total: Optional[int], desc: str, file: TextIO, use_tqdm: bool) -> 
     return _PlainBar(total, desc, file)
 
 
+@fe_export("fe.trace.progress_bar.ProgressBar", "fe.trace.ProgressBar")
 class ProgressBar(Trace):
     """Show a progress bar per epoch: step, epoch, steps/sec and the latest values of the monitored keys.
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, FrozenSet, Iterable, List, Set, Union
 from fe_core.containers import to_list, to_set
 from fe_core.data import Data
 from fe_core.modes import check_ds_id, check_io_names, parse_modes
+from fe_core.export import fe_export
 
 if TYPE_CHECKING:  # pragma: no cover
     from fe_core.summary.system import System
@@ -20,6 +21,7 @@ TRACE_HOOKS = ("on_begin", "on_epoch_begin", "on_batch_begin", "on_batch_end", "
 PER_DS_HOOKS = ("on_ds_begin", "on_ds_end")
 
 
+@fe_export("fe.trace.trace.Trace", "fe.trace.Trace")
 class Trace:
     """Trace controls the training loop. Subclass it to add your own behaviour.
 
@@ -158,6 +160,7 @@ class Trace:
                 f" ds_id={sorted(self.ds_id) or 'all'}>")
 
 
+@fe_export("fe.trace.trace.PerDSTrace", "fe.trace.PerDSTrace")
 class PerDSTrace(Trace):
     """A Trace that is also told when each dataset of an epoch begins and ends.
 

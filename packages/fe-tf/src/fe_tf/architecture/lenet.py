@@ -5,10 +5,12 @@ from typing import Tuple
 
 import keras
 from keras import layers
+from fe_core.export import fe_export
 
 __all__ = ["LeNet"]
 
 
+@fe_export("fe.architecture.tensorflow.lenet.LeNet", "fe.architecture.tensorflow.LeNet")
 def LeNet(input_shape: Tuple[int, int, int] = (28, 28, 1), classes: int = 10) -> keras.Model:  # noqa: N802
     """A LeNet with 3 convolutional and 2 dense layers, ending in a softmax.
 

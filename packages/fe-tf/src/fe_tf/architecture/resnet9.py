@@ -6,6 +6,7 @@ from typing import Tuple
 
 import keras
 from keras import layers
+from fe_core.export import fe_export
 
 __all__ = ["ResNet9"]
 
@@ -25,6 +26,7 @@ def _residual(x: keras.KerasTensor, channels: int) -> keras.KerasTensor:
     return layers.Add()([shortcut, x])
 
 
+@fe_export("fe.architecture.tensorflow.resnet9.ResNet9", "fe.architecture.tensorflow.ResNet9")
 def ResNet9(input_size: Tuple[int, int, int] = (32, 32, 3), classes: int = 10) -> keras.Model:  # noqa: N802
     """A small 9-layer ResNet for image classification, ending in a (float32) softmax.
 

@@ -6,6 +6,7 @@ from typing import Tuple
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from fe_core.export import fe_export
 
 __all__ = ["LeNet"]
 
@@ -18,6 +19,7 @@ def _flat_size(side: int) -> int:
     return ((side - (_KERNEL - 1)) // _POOL - (_KERNEL - 1)) // _POOL - (_KERNEL - 1)
 
 
+@fe_export("fe.architecture.pytorch.lenet.LeNet", "fe.architecture.pytorch.LeNet")
 class LeNet(nn.Module):
     """A LeNet-style classifier: conv32-pool-conv64-pool-conv64-flatten-dense64-dense(classes), softmax output.
 

@@ -6,6 +6,7 @@ from typing import Tuple
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from fe_core.export import fe_export
 
 __all__ = ["ResNet9"]
 
@@ -27,6 +28,7 @@ class _Residual(nn.Module):
         return F.leaky_relu(self.conv2_bn(self.conv2(x)), _SLOPE)
 
 
+@fe_export("fe.architecture.pytorch.resnet9.ResNet9", "fe.architecture.pytorch.ResNet9")
 class ResNet9(nn.Module):
     """The 9-layer ResNet of cifar10-fast (as in FastEstimator): prep 64, then 128/256/512 stages of
     conv-maxpool-batchnorm-leaky-ReLU with residual blocks after the first and last, global max pool, dense, softmax.

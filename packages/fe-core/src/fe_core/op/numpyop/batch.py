@@ -6,6 +6,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 import numpy as np
 
 from fe_core.op.numpyop.numpyop import NumpyOp
+from fe_core.export import fe_export
 
 __all__ = ["Batch", "collate_samples", "stack_values", "pad_and_stack_values"]
 
@@ -79,6 +80,7 @@ def collate_samples(samples: Sequence[Mapping[str, Any]], keys: Optional[Iterabl
     return {key: pad_and_stack_values(key, [sample[key] for sample in samples], pad_value) for key in keys}
 
 
+@fe_export("fe.op.numpyop.numpyop.Batch", "fe.op.numpyop.Batch")
 class Batch(NumpyOp):
     """Mark where samples become batches in the Pipeline's ops, and configure the batching.
 

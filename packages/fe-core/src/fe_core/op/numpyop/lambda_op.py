@@ -4,10 +4,12 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Iterable, List, Union
 
 from fe_core.op.numpyop.numpyop import NumpyOp
+from fe_core.export import fe_export
 
 __all__ = ["LambdaOp"]
 
 
+@fe_export("fe.op.numpyop.meta.LambdaOp", "fe.op.numpyop.numpyop.LambdaOp", "fe.op.numpyop.LambdaOp")
 class LambdaOp(NumpyOp):
     """Run `fn(*values_of_inputs)` and write what it returns to `outputs`.
 

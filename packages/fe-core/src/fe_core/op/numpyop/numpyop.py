@@ -6,10 +6,12 @@ from typing import Any, Dict, List
 import numpy as np
 
 from fe_core.op.op import Op
+from fe_core.export import fe_export
 
 __all__ = ["NumpyOp"]
 
 
+@fe_export("fe.op.numpyop.numpyop.NumpyOp", "fe.op.numpyop.NumpyOp", "fe.op.NumpyOp")
 class NumpyOp(Op):
     """An op on numpy data.
 

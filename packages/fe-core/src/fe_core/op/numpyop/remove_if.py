@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 
 from fe_core.op.numpyop.numpyop import NumpyOp
+from fe_core.export import fe_export
 
 __all__ = ["FilteredData", "RemoveIf"]
 
@@ -27,6 +28,7 @@ class FilteredData:
         return f"FilteredData(replacement={self.replacement})"
 
 
+@fe_export("fe.op.numpyop.numpyop.RemoveIf", "fe.op.numpyop.RemoveIf")
 class RemoveIf(NumpyOp):
     """Drop a sample from the Pipeline when `fn(*values_of_inputs)` is true.
 

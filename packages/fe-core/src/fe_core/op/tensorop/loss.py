@@ -4,10 +4,12 @@ from __future__ import annotations
 from typing import Dict, Iterable, Optional, Union
 
 from fe_core.op.tensorop.tensorop import TensorOp
+from fe_core.export import fe_export
 
 __all__ = ["LossOp", "CrossEntropy", "MeanSquaredError", "L1_Loss"]
 
 
+@fe_export("fe.op.tensorop.loss.loss.LossOp", "fe.op.tensorop.loss.LossOp")
 class LossOp(TensorOp):
     """The base of loss ops: inputs are `(y_pred, y_true)`, the output is the loss.
 
@@ -33,6 +35,7 @@ class LossOp(TensorOp):
         self.average_loss = average_loss
 
 
+@fe_export("fe.op.tensorop.loss.cross_entropy.CrossEntropy", "fe.op.tensorop.loss.CrossEntropy")
 class CrossEntropy(LossOp):
     """Cross entropy between predictions and labels, picking its form from the label shape.
 
@@ -84,12 +87,14 @@ class CrossEntropy(LossOp):
                          f"{tuple(true_shape)} (inputs {self.inputs}); pass form= to choose explicitly")
 
 
+@fe_export("fe.op.tensorop.loss.mean_squared_error.MeanSquaredError", "fe.op.tensorop.loss.MeanSquaredError")
 class MeanSquaredError(LossOp):
     """Mean squared error between predictions and targets (mean over all non-batch axes, then the batch)."""
 
     kernel_name = "mean_squared_error"
 
 
+@fe_export("fe.op.tensorop.loss.l1_loss.L1_Loss", "fe.op.tensorop.loss.L1_Loss")
 class L1_Loss(LossOp):  # pylint: disable=invalid-name  (FastEstimator's public name)
     """L1 loss between predictions and targets, or its smooth/Huber variants.
 

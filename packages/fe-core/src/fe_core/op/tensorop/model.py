@@ -5,6 +5,7 @@ from typing import Any, Dict, Iterable, List, Optional, Set, Union
 
 from fe_core.containers import to_list
 from fe_core.op.tensorop.tensorop import TensorOp
+from fe_core.export import fe_export
 
 __all__ = ["ModelOp", "UpdateOp"]
 
@@ -20,6 +21,7 @@ def _check_compiled(model: Any, op_name: str) -> None:
                          "a backend.")
 
 
+@fe_export("fe.op.tensorop.model.model.ModelOp", "fe.op.tensorop.model.ModelOp")
 class ModelOp(TensorOp):
     """Run a model on the input key(s) and write its prediction(s).
 
@@ -64,6 +66,7 @@ class ModelOp(TensorOp):
         return {self.model}
 
 
+@fe_export("fe.op.tensorop.model.update.UpdateOp", "fe.op.tensorop.model.UpdateOp")
 class UpdateOp(TensorOp):
     """Update a model's weights from a loss (or from precomputed gradients) with the model's optimizer.
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Iterable, List, Union
 
 from fe_core.op.tensorop.tensorop import TensorOp
+from fe_core.export import fe_export
 
 __all__ = ["Argmax", "Average", "LambdaOp", "Delete"]
 
 
+@fe_export("fe.op.tensorop.argmax.Argmax", "fe.op.tensorop.Argmax")
 class Argmax(TensorOp):
     """The index of the maximum of each input tensor along `axis`.
 
@@ -37,6 +39,7 @@ class Argmax(TensorOp):
         self.axis = axis
 
 
+@fe_export("fe.op.tensorop.average.Average", "fe.op.tensorop.Average")
 class Average(TensorOp):
     """The element-wise mean of the input tensors (for example to combine several losses).
 
@@ -62,6 +65,7 @@ class Average(TensorOp):
         return total / len(data)
 
 
+@fe_export("fe.op.tensorop.tensorop.LambdaOp", "fe.op.tensorop.LambdaOp")
 class LambdaOp(TensorOp):
     """Apply a function to the input tensor(s); the function gets one argument per input key.
 
@@ -92,6 +96,7 @@ class LambdaOp(TensorOp):
         return self.fn(*data)
 
 
+@fe_export("fe.op.tensorop.Delete")
 class Delete(TensorOp):
     """Remove key(s) from the batch so nothing downstream sees (or copies) them.
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Set
 
 from fe_core.op.op import Op
+from fe_core.export import fe_export
 
 __all__ = ["TensorOp"]
 
 
+@fe_export("fe.op.tensorop.tensorop.TensorOp", "fe.op.tensorop.TensorOp", "fe.op.TensorOp")
 class TensorOp(Op):
     """An op on framework tensors, run by the Network on the device.
 

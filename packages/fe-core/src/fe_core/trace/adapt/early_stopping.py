@@ -6,10 +6,12 @@ from typing import Any, Iterable, Optional, Union
 
 from fe_core.data import Data
 from fe_core.trace.trace import Trace
+from fe_core.export import fe_export
 
 __all__ = ["EarlyStopping"]
 
 
+@fe_export("fe.trace.adapt.early_stopping.EarlyStopping", "fe.trace.adapt.EarlyStopping")
 class EarlyStopping(Trace):
     """Stop training when a monitored quantity has stopped improving.
 

@@ -7,6 +7,7 @@ from typing import Any, Callable
 from fe_core.data import Data
 from fe_core.trace.adapt.model_metric import model_name_of
 from fe_core.trace.trace import Trace
+from fe_core.export import fe_export
 
 __all__ = ["LRScheduler"]
 
@@ -36,6 +37,7 @@ def _schedule_unit(lr_fn: Callable[..., float]) -> str:
                      f"`lambda step: cosine_decay(step, cycle_length=1000, init_lr=1e-3)`")
 
 
+@fe_export("fe.trace.adapt.lr_scheduler.LRScheduler", "fe.trace.adapt.LRScheduler")
 class LRScheduler(Trace):
     """Change a model's learning rate during training with a function of the step or the epoch.
 

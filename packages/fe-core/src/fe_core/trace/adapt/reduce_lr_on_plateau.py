@@ -6,10 +6,12 @@ from typing import Any, Iterable, List, Optional, Union
 
 from fe_core.data import Data
 from fe_core.trace.adapt.model_metric import ModelMetricTrace, model_name_of
+from fe_core.export import fe_export
 
 __all__ = ["ReduceLROnPlateau"]
 
 
+@fe_export("fe.trace.adapt.reduce_lr_on_plateau.ReduceLROnPlateau", "fe.trace.adapt.ReduceLROnPlateau")
 class ReduceLROnPlateau(ModelMetricTrace):
     """Reduce a model's learning rate when an evaluation metric has stopped improving.
 

@@ -10,6 +10,7 @@ import numpy as np
 from fe_core.data import Data
 from fe_core.schedule.scheduler import get_current_items
 from fe_core.trace.trace import Trace
+from fe_core.export import fe_export
 
 __all__ = ["TerminateOnNaN"]
 
@@ -38,6 +39,7 @@ def _describe(value: Any) -> str:
     return f"array of shape {array.shape} with {nans} NaN and {infs} infinite value(s)"
 
 
+@fe_export("fe.trace.adapt.terminate_on_nan.TerminateOnNaN", "fe.trace.adapt.TerminateOnNaN")
 class TerminateOnNaN(Trace):
     """End training when a NaN (or infinite) value is detected.
 

@@ -7,10 +7,12 @@ from typing import Any, List, Optional
 from fe_core.data import Data
 from fe_core.trace.adapt.model_metric import ModelMetricTrace, model_name_of
 from fe_core.trace.io.model_saver import check_architecture_saving, save_model_files
+from fe_core.export import fe_export
 
 __all__ = ["BestModelSaver"]
 
 
+@fe_export("fe.trace.io.best_model_saver.BestModelSaver", "fe.trace.io.BestModelSaver")
 class BestModelSaver(ModelMetricTrace):
     """Save the weights of the best model according to an evaluation metric.
 

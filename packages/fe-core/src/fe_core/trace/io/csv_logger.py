@@ -14,6 +14,7 @@ from fe_core.containers import to_list
 from fe_core.data import Data
 from fe_core.summary.summary import ValWithError
 from fe_core.trace.trace import Trace
+from fe_core.export import fe_export
 
 __all__ = ["CSVLogger"]
 
@@ -39,6 +40,7 @@ def _cell(value: Any) -> str:
     return json.dumps(array.tolist())
 
 
+@fe_export("fe.trace.io.csv_logger.CSVLogger", "fe.trace.io.CSVLogger")
 class CSVLogger(Trace):
     """Log monitored quantities in a CSV file.
 

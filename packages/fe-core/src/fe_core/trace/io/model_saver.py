@@ -12,6 +12,7 @@ from fe_core.data import Data
 from fe_core.trace.adapt.model_metric import model_name_of
 from fe_core.trace.freq import Freq, parse_freq
 from fe_core.trace.trace import Trace
+from fe_core.export import fe_export
 
 __all__ = ["ModelSaver", "save_model_files", "remove_model_files", "check_architecture_saving"]
 
@@ -101,6 +102,7 @@ def _model_saver_freq(frequency: Union[int, str]) -> Freq:
     return freq
 
 
+@fe_export("fe.trace.io.model_saver.ModelSaver", "fe.trace.io.ModelSaver")
 class ModelSaver(Trace):
     """Save a model's weights during training, every `frequency` epochs (or steps).
 

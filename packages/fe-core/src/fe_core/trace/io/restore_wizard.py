@@ -9,12 +9,14 @@ from typing import Any, Dict, List, Optional, Union
 from fe_core.data import Data
 from fe_core.trace.freq import Freq, parse_freq
 from fe_core.trace.trace import Trace
+from fe_core.export import fe_export
 
 __all__ = ["RestoreWizard"]
 
 _CHECKPOINT_NAME = re.compile(r"^step-(\d+)$")
 
 
+@fe_export("fe.trace.io.restore_wizard.RestoreWizard", "fe.trace.io.RestoreWizard")
 class RestoreWizard(Trace):
     """Save the whole training state every `frequency`, and restore the newest good checkpoint when a run starts.
 

@@ -12,6 +12,7 @@ from fe_core.data import Data
 from fe_core.trace.freq import parse_freq
 from fe_core.trace.io._event_file import EventFileWriter
 from fe_core.trace.trace import Trace
+from fe_core.export import fe_export
 
 __all__ = ["TensorBoard"]
 
@@ -27,6 +28,7 @@ def _scalar(value: Any, single_element_arrays: bool = True) -> Optional[float]:
     return None
 
 
+@fe_export("fe.trace.io.tensorboard.TensorBoard", "fe.trace.io.TensorBoard")
 class TensorBoard(Trace):
     """Output data for use in TensorBoard.
 

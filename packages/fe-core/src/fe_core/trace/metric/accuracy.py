@@ -7,10 +7,12 @@ import numpy as np
 
 from fe_core.trace.metric._confusion import accuracy_from_confusion
 from fe_core.trace.metric.metric import ConfusionMetric
+from fe_core.export import fe_export
 
 __all__ = ["Accuracy"]
 
 
+@fe_export("fe.trace.metric.accuracy.Accuracy", "fe.trace.metric.Accuracy")
 class Accuracy(ConfusionMetric):
     """A trace which computes the accuracy for a given set of predictions.
 

@@ -7,12 +7,14 @@ import numpy as np
 
 from fe_core.trace.metric._class_score import check_metric_kwargs
 from fe_core.trace.metric.metric import ConfusionMetric
+from fe_core.export import fe_export
 
 __all__ = ["ConfusionMatrix"]
 
 _NORMALIZE = (None, "true", "pred", "all")
 
 
+@fe_export("fe.trace.metric.confusion_matrix.ConfusionMatrix", "fe.trace.metric.ConfusionMatrix")
 class ConfusionMatrix(ConfusionMetric):
     """Computes the confusion matrix between y_true and y_pred.
 

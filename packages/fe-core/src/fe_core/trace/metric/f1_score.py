@@ -4,10 +4,12 @@ from __future__ import annotations
 from typing import Any, Iterable, Union
 
 from fe_core.trace.metric._class_score import ClassScoreMetric
+from fe_core.export import fe_export
 
 __all__ = ["F1Score"]
 
 
+@fe_export("fe.trace.metric.f1_score.F1Score", "fe.trace.metric.F1Score")
 class F1Score(ClassScoreMetric):
     """Computes the F1 score (2 tp / (2 tp + fp + fn)) for a classification task and reports it back to the logger.
 

@@ -8,10 +8,12 @@ import numpy as np
 from fe_core.trace.metric._class_score import check_metric_kwargs
 from fe_core.trace.metric._confusion import mcc_from_confusion
 from fe_core.trace.metric.metric import ConfusionMetric
+from fe_core.export import fe_export
 
 __all__ = ["MCC"]
 
 
+@fe_export("fe.trace.metric.mcc.MCC", "fe.trace.metric.MCC")
 class MCC(ConfusionMetric):
     """A trace which computes the Matthews Correlation Coefficient for a given set of predictions.
 

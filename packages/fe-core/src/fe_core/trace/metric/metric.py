@@ -10,10 +10,12 @@ from fe_core.data import Data, DSData
 from fe_core.modes import ds_id_matches
 from fe_core.trace.metric._confusion import confusion_counts, merge_confusions, to_class_indices
 from fe_core.trace.trace import PerDSTrace
+from fe_core.export import fe_export
 
 __all__ = ["ConfusionMetric"]
 
 
+@fe_export("fe.trace.metric.metric.ConfusionMetric", "fe.trace.metric.ConfusionMetric")
 class ConfusionMetric(PerDSTrace):
     """A classification metric computed from a confusion matrix accumulated over an epoch.
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 from typing import Any, Iterable, Union
 
 from fe_core.trace.metric._class_score import ClassScoreMetric
+from fe_core.export import fe_export
 
 __all__ = ["Precision"]
 
 
+@fe_export("fe.trace.metric.precision.Precision", "fe.trace.metric.Precision")
 class Precision(ClassScoreMetric):
     """Computes precision (tp / (tp + fp)) for a classification task and reports it back to the logger.
 

@@ -7,11 +7,13 @@ from typing import Iterable, List, Optional
 from fe_core.summary.logs import find_log_files, parse_log_file, parse_log_lines, parse_log_text, parse_log_value
 from fe_core.summary.plot import visualize_logs
 from fe_core.summary.summary import Summary
+from fe_core.export import fe_export
 
 __all__ = ["parse_log_file", "parse_log_files", "parse_log_dir", "parse_log_text", "parse_log_lines",
            "parse_log_value"]
 
 
+@fe_export("fe.summary.logs.log_parse.parse_log_files", "fe.summary.logs.parse_log_files")
 def parse_log_files(file_paths: List[str],
                     log_extension: Optional[str] = ".txt",
                     smooth_factor: float = 0,
@@ -61,6 +63,7 @@ def parse_log_files(file_paths: List[str],
     return summaries
 
 
+@fe_export("fe.summary.logs.log_parse.parse_log_dir", "fe.summary.logs.parse_log_dir")
 def parse_log_dir(dir_path: str,
                   log_extension: str = ".txt",
                   recursive_search: bool = False,

@@ -7,10 +7,12 @@ import numpy as np
 
 from fe_core.op.numpyop.batch import Batch
 from fe_core.op.numpyop.numpyop import NumpyOp
+from fe_core.export import fe_export
 
 __all__ = ["OneOf"]
 
 
+@fe_export("fe.op.numpyop.meta.one_of.OneOf", "fe.op.numpyop.meta.OneOf")
 class OneOf(NumpyOp):
     """Run one of `numpy_ops`, chosen uniformly with numpy's global random state, on each sample (or batch).
 

@@ -8,10 +8,12 @@ import numpy as np
 from fe_core.op.numpyop.batch import Batch
 from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.numpyop.remove_if import FilteredData
+from fe_core.export import fe_export
 
 __all__ = ["Sometimes"]
 
 
+@fe_export("fe.op.numpyop.meta.sometimes.Sometimes", "fe.op.numpyop.meta.Sometimes")
 class Sometimes(NumpyOp):
     """Run `numpy_op` with probability `prob` (drawn from numpy's global random state); otherwise pass data through.
 

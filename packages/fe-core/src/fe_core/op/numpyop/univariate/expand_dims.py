@@ -6,12 +6,14 @@ from typing import Any, Iterable, Union
 import numpy as np
 
 from fe_core.op.numpyop.univariate.univariate import UnivariateOp
+from fe_core.export import fe_export
 
 __all__ = ["ExpandDims"]
 
 _AXIS_ERROR = getattr(getattr(np, "exceptions", np), "AxisError", IndexError)
 
 
+@fe_export("fe.op.numpyop.univariate.expand_dims.ExpandDims", "fe.op.numpyop.univariate.ExpandDims")
 class ExpandDims(UnivariateOp):
     """Insert a new axis at position `axis` of every input (the axis counts within a sample, not the batch).
 

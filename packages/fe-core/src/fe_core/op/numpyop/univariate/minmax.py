@@ -6,6 +6,7 @@ from typing import Any, Iterable, Union
 import numpy as np
 
 from fe_core.op.numpyop.univariate.univariate import UnivariateOp
+from fe_core.export import fe_export
 
 __all__ = ["Minmax"]
 
@@ -15,6 +16,7 @@ def _work_dtype(dtype: np.dtype) -> type:
     return np.float64 if dtype == np.float64 else np.float32
 
 
+@fe_export("fe.op.numpyop.univariate.minmax.Minmax", "fe.op.numpyop.univariate.Minmax")
 class Minmax(UnivariateOp):
     """Normalize each sample as `(x - min(x)) / max(max(x) - min(x), epsilon)`, giving float32.
 

@@ -6,10 +6,12 @@ from typing import Any, Iterable, Tuple, Union
 import numpy as np
 
 from fe_core.op.numpyop.univariate.univariate import UnivariateOp
+from fe_core.export import fe_export
 
 __all__ = ["Normalize"]
 
 
+@fe_export("fe.op.numpyop.univariate.normalize.Normalize", "fe.op.numpyop.univariate.Normalize")
 class Normalize(UnivariateOp):
     """Compute `(x - mean * max_pixel_value) / (std * max_pixel_value)` per channel (last axis), giving float32.
 

@@ -6,10 +6,12 @@ from typing import Any, Iterable, Union
 import numpy as np
 
 from fe_core.op.numpyop.univariate.univariate import UnivariateOp
+from fe_core.export import fe_export
 
 __all__ = ["Onehot"]
 
 
+@fe_export("fe.op.numpyop.univariate.onehot.Onehot", "fe.op.numpyop.univariate.Onehot")
 class Onehot(UnivariateOp):
     """Turn an integer label into a float32 one-hot vector of length `num_classes`.
 

@@ -6,10 +6,12 @@ from typing import Any, Iterable, Tuple, Union
 import numpy as np
 
 from fe_core.op.numpyop.univariate.univariate import UnivariateOp
+from fe_core.export import fe_export
 
 __all__ = ["Reshape"]
 
 
+@fe_export("fe.op.numpyop.univariate.reshape.Reshape", "fe.op.numpyop.univariate.Reshape")
 class Reshape(UnivariateOp):
     """Reshape every input sample to `shape` (at most one -1 takes the remaining elements).
 

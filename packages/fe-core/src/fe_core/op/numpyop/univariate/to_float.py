@@ -6,6 +6,7 @@ from typing import Any, Iterable, Optional, Union
 import numpy as np
 
 from fe_core.op.numpyop.univariate.univariate import UnivariateOp
+from fe_core.export import fe_export
 
 __all__ = ["ToFloat"]
 
@@ -18,6 +19,7 @@ def _dtype_max(dtype: np.dtype) -> float:
     raise TypeError(f"ToFloat cannot infer the maximum value of dtype {dtype}; pass max_value")
 
 
+@fe_export("fe.op.numpyop.univariate.to_float.ToFloat", "fe.op.numpyop.univariate.ToFloat")
 class ToFloat(UnivariateOp):
     """Divide by `max_value` and return float32 (FastEstimator's / albumentations' ToFloat).
 

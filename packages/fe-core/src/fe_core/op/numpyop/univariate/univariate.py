@@ -6,10 +6,12 @@ from typing import Any, Dict, Iterable, List, Union
 import numpy as np
 
 from fe_core.op.numpyop.numpyop import NumpyOp
+from fe_core.export import fe_export
 
 __all__ = ["UnivariateOp"]
 
 
+@fe_export("fe.op.numpyop.univariate.univariate.UnivariateOp", "fe.op.numpyop.univariate.UnivariateOp")
 class UnivariateOp(NumpyOp):
     """An op that maps `inputs[i]` to `outputs[i]` with the same transform, independently for each key.
 
