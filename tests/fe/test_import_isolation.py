@@ -87,6 +87,8 @@ def test_an_architecture_subpackage_imports_only_its_framework(subpackage, wante
     check(f"""
         import sys
         import fe.architecture.{subpackage}
+        assert "{wanted}" not in sys.modules, "importing the namespace module alone is lazy"
+        from fe.architecture.{subpackage} import LeNet
         assert "{wanted}" in sys.modules
         assert "{unwanted}" not in sys.modules, "fe.architecture.{subpackage} imported {unwanted}"
     """)
