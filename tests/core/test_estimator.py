@@ -189,7 +189,7 @@ def test_multi_dataset_eval_logs_per_dataset_and_combined_keys(capsys):
     pipeline = Pipeline(train_data=regression_data(8),
                         eval_data={"ds1": regression_data(4, seed=1), "ds2": regression_data(6, seed=2)},
                         batch_size=2)
-    summary = Estimator(pipeline=pipeline, network=regression_network(), epochs=1).fit("multi")
+    summary = Estimator(pipeline=pipeline, network=regression_network(), epochs=1, eval_log_steps=(1,)).fit("multi")
     eval_history = summary.history["eval"]
     assert {"mse|ds1", "mse|ds2", "mse"} <= set(eval_history)
     ds1, ds2, combined = (float(eval_history[k][4]) for k in ("mse|ds1", "mse|ds2", "mse"))

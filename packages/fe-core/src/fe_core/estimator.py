@@ -1,6 +1,7 @@
 """`Estimator`: the training loop (`fit`: warmup, then epochs of train and eval; `test`)."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
@@ -8,6 +9,7 @@ from fe_core.allocator import keep_freed_memory, release_freed_memory
 from fe_core.containers import to_list, to_set
 from fe_core.data import Data, DSData
 from fe_core.schedule.scheduler import Scheduler, get_current_items, get_signature_epochs
+from fe_core.summary.history import history_context, set_history_location
 from fe_core.summary.summary import Summary
 from fe_core.summary.system import System
 from fe_core.trace import EvalEssential, Logger, PerDSTrace, TestEssential, Trace, TrainEssential, sort_traces
@@ -16,13 +18,48 @@ from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.progress_bar import ProgressBar
 from fe_core.export import fe_export
 
-__all__ = ["Estimator", "EarlyStop"]
+__all__ = ["Estimator", "EarlyStop", "record_history"]
 
 _ESSENTIALS = (TrainEssential, EvalEssential, TestEssential)
 
 
+@fe_export("fe.estimator.EarlyStop")
 class EarlyStop(Exception):
     """Raised inside the loop when a trace sets `system.stop_training`; caught by the Estimator."""
+
+
+@fe_export("fe.estimator.record_history", "fe.record_history")
+def record_history(path: Union[bool, str]) -> None:
+    """Choose where this process records its runs' history (see `fe_core.summary.history`).
+
+    Every `fit` and `test` is recorded by default, in `~/fastestimator_data/history.db` (or the file named by the
+    `FE_HISTORY_DB` environment variable); `fe history` lists the runs.
+
+    Args:
+        path: True for the default location, False to stop recording, or a database file path.
+
+    Raises:
+        ValueError: If `path` is neither a bool nor a file path.
+
+    Example:
+        >>> record_history(False)  # this process records nothing
+        >>> record_history(True)   # back to the default location
+    """
+    set_history_location(path)
+
+
+def _caller_file() -> str:
+    """The file of the code that created the Estimator (outside fe's own packages), for the run history."""
+    frame: Any = sys._getframe(1)  # pylint: disable=protected-access
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not path.startswith(_FE_CORE_DIR):
+            return os.path.realpath(path) if os.path.exists(path) else path
+        frame = frame.f_back
+    return "<unknown>"
+
+
+_FE_CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class _EpochPlan:
@@ -65,6 +102,9 @@ class Estimator:
         eval_log_steps: The evaluation steps at which to print progress.
         monitor_names: Extra keys to log (loss keys are logged anyway).
 
+    Every `fit` and `test` is recorded in the run-history database (`fe history` lists them; `record_history`
+    chooses where, or turns it off).
+
     While `fit` or `test` runs, glibc's malloc keeps freed memory for the next step instead of returning it to the
     system and faulting it back in (much faster CPU training; see `fe_core.allocator`, `FE_KEEP_FREED_MEMORY=0` turns
     it off); the memory is given back when the run ends.
@@ -82,7 +122,7 @@ class Estimator:
                  eval_steps_per_epoch: Optional[int] = None,
                  traces: Union[None, Trace, Scheduler, Sequence[Union[Trace, Scheduler]]] = None,
                  log_steps: Optional[int] = 100,
-                 eval_log_steps: Sequence[int] = (1, 100, 1000),
+                 eval_log_steps: Sequence[int] = (),
                  monitor_names: Union[None, str, Iterable[str]] = None) -> None:
         if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
             raise ValueError(f"Estimator epochs must be a positive integer, got {epochs!r}")
@@ -99,7 +139,8 @@ class Estimator:
             if not isinstance(trace, Trace):
                 raise TypeError(f"Estimator traces must be Traces (or Schedulers of Traces), got "
                                 f"{type(trace).__name__}")
-        self.monitor_names: Set[str] = to_set(monitor_names)
+        self.monitor_names: Set[str] = {name for name in to_list(monitor_names) if name is not None}
+        self.filepath = _caller_file()
         # A live progress bar when a person is watching (a terminal) and logging is on.
         self.show_progress = log_steps is not None and sys.stdout.isatty()
         self.traces_in_use: List[Any] = []
@@ -130,10 +171,11 @@ class Estimator:
         run_modes = {"train", "eval"}
         keep_freed_memory()  # steps reuse their buffers instead of faulting them in again (see fe_core.allocator)
         try:
-            self._prepare_traces(run_modes)
-            if warmup:
-                self._warmup(eager=eager)
-            self._start(run_modes, eager=eager)
+            with history_context(self.system, self.filepath):
+                self._prepare_traces(run_modes)
+                if warmup:
+                    self._warmup(eager=eager)
+                self._start(run_modes, eager=eager)
         finally:
             release_freed_memory()
         return self.system.summary if self.system.summary else None
@@ -151,8 +193,9 @@ class Estimator:
         self.system.reset_for_test(summary_name=summary)
         keep_freed_memory()
         try:
-            self._prepare_traces({"test"})
-            self._start({"test"}, eager=eager)
+            with history_context(self.system, self.filepath):
+                self._prepare_traces({"test"})
+                self._start({"test"}, eager=eager)
         finally:
             release_freed_memory()
         return self.system.summary if self.system.summary else None

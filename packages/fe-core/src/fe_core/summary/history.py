@@ -1,0 +1,436 @@
+"""The run-history database: every `fit` / `test` is recorded in a local SQLite file, as in FastEstimator 1.7.
+
+Where: `~/fastestimator_data/history.db` (FastEstimator's location), or the file named by the environment variable
+`FE_HISTORY_DB` (tests point it at a temporary file; `FE_HISTORY_DB=off` turns recording off), or whatever
+`fe.estimator.record_history(path)` chose for this process (`record_history(False)` turns it off).
+
+What: one `history` row per experiment (file, experiment name, status 'Launched' / 'Completed' / 'Failed' /
+'Aborted', the command-line arguments, fe version, start and end times, devices, CPUs, restarts), and child rows in
+`features`, `datasets`, `pipeline`, `network`, `postprocess`, `traces`, `errors` (exception type and traceback) and
+`logs` (everything the run printed). The table and column names are FastEstimator's, so `fe history sql` queries
+written for it work here. Child rows go with their history row (foreign keys, ON DELETE CASCADE).
+
+Safe with concurrent runs: the database is in WAL mode with a busy timeout, every write is one short transaction,
+and a run whose database cannot be opened or written still trains (with one warning). The schema is versioned
+(`settings.schema_version` and `PRAGMA user_version`); a database written by a newer fe is refused with a clear error
+rather than modified.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import sys
+import traceback
+import warnings
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator, List, Optional, Type, Union
+
+from fe_core.export import fe_export
+
+__all__ = ["connect", "delete", "update_settings", "HistoryRecorder", "default_db_path", "set_history_location",
+           "history_db_path", "history_context", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+_ENV_VAR = "FE_HISTORY_DB"
+_OFF = ("", "0", "off", "false", "no", "none")
+_BUSY_TIMEOUT_S = 30.0
+_DEFAULT_KEEP = 500
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS settings (pk INTEGER PRIMARY KEY NOT NULL CHECK (pk = 0), schema_version INTEGER, "
+    "n_keep INTEGER, n_keep_logs INTEGER)",
+    "CREATE TABLE IF NOT EXISTS history (pk INTEGER PRIMARY KEY, file TEXT, experiment TEXT, status TEXT, args TEXT, "
+    "fe_version TEXT, train_start TIMESTAMP, train_end TIMESTAMP, n_gpus INTEGER, n_cpus INTEGER, n_workers INTEGER, "
+    "n_restarts INTEGER DEFAULT 0)",
+    "CREATE INDEX IF NOT EXISTS history_start ON history (train_start)",
+    "CREATE TABLE IF NOT EXISTS features (feature TEXT, "
+    "fk INTEGER REFERENCES history(pk) ON DELETE CASCADE ON UPDATE CASCADE)",
+    "CREATE TABLE IF NOT EXISTS datasets (mode TEXT, dataset TEXT, "
+    "fk INTEGER REFERENCES history(pk) ON DELETE CASCADE ON UPDATE CASCADE)",
+    "CREATE TABLE IF NOT EXISTS pipeline (pipe_op TEXT, "
+    "fk INTEGER REFERENCES history(pk) ON DELETE CASCADE ON UPDATE CASCADE)",
+    "CREATE TABLE IF NOT EXISTS network (net_op TEXT, "
+    "fk INTEGER REFERENCES history(pk) ON DELETE CASCADE ON UPDATE CASCADE)",
+    "CREATE TABLE IF NOT EXISTS postprocess (pp_op TEXT, "
+    "fk INTEGER REFERENCES history(pk) ON DELETE CASCADE ON UPDATE CASCADE)",
+    "CREATE TABLE IF NOT EXISTS traces (trace TEXT, "
+    "fk INTEGER REFERENCES history(pk) ON DELETE CASCADE ON UPDATE CASCADE)",
+    "CREATE TABLE IF NOT EXISTS errors (exc_type TEXT, exc_tb TEXT, "
+    "fk INTEGER PRIMARY KEY REFERENCES history(pk) ON DELETE CASCADE ON UPDATE CASCADE)",
+    "CREATE TABLE IF NOT EXISTS logs (log TEXT, "
+    "fk INTEGER PRIMARY KEY REFERENCES history(pk) ON DELETE CASCADE ON UPDATE CASCADE)",
+    "CREATE INDEX IF NOT EXISTS features_fk ON features (fk)",
+    "CREATE INDEX IF NOT EXISTS datasets_fk ON datasets (fk)",
+    "CREATE INDEX IF NOT EXISTS pipeline_fk ON pipeline (fk)",
+    "CREATE INDEX IF NOT EXISTS network_fk ON network (fk)",
+    "CREATE INDEX IF NOT EXISTS postprocess_fk ON postprocess (fk)",
+    "CREATE INDEX IF NOT EXISTS traces_fk ON traces (fk)",
+)
+
+# True: the default location (or FE_HISTORY_DB); False: off; a string: that file. Set by `record_history`.
+_location: Union[bool, str] = True
+_warned = False
+
+
+def default_db_path() -> str:
+    """FastEstimator's default database file, `~/fastestimator_data/history.db`."""
+    return os.path.join(str(Path.home()), "fastestimator_data", "history.db")
+
+
+def set_history_location(path: Union[bool, str]) -> None:
+    """Where this process records runs: True for the default (`FE_HISTORY_DB` or `~/fastestimator_data/history.db`),
+    False for nowhere, or a database file path. `fe.estimator.record_history` calls this.
+
+    Raises:
+        ValueError: If `path` is neither a bool nor a non-empty string.
+    """
+    global _location  # pylint: disable=global-statement
+    if not isinstance(path, bool) and not (isinstance(path, (str, os.PathLike)) and str(path)):
+        raise ValueError(f"record_history takes True, False or a database file path, got {path!r}")
+    _location = path if isinstance(path, bool) else os.fspath(path)
+
+
+def history_db_path() -> Optional[str]:
+    """The database file the next run is recorded in, or None when recording is off."""
+    if _location is False:
+        return None
+    if isinstance(_location, str):
+        return _location
+    env = os.environ.get(_ENV_VAR)
+    if env is not None:
+        return None if env.strip().lower() in _OFF else env
+    return default_db_path()
+
+
+def _resolve(db_path: Optional[str]) -> str:
+    if db_path is not None:
+        return db_path
+    env = os.environ.get(_ENV_VAR)
+    if env is not None and env.strip().lower() not in _OFF:
+        return env
+    return default_db_path()
+
+
+def _now() -> str:
+    return datetime.now().isoformat(sep=" ", timespec="microseconds")
+
+
+@fe_export("fe.summary.history.connect", "fe.summary.connect")
+def connect(db_path: Optional[str] = None) -> sqlite3.Connection:
+    """Open (creating if needed) the history database, with its schema, foreign keys and WAL mode.
+
+    Args:
+        db_path: The database file; None for `FE_HISTORY_DB` or `~/fastestimator_data/history.db`. ':memory:' gives
+            a private in-memory database.
+
+    Returns:
+        An open connection whose rows are `sqlite3.Row`s. Close it when done.
+
+    Raises:
+        sqlite3.DatabaseError: If the file is not a database, or was written by a newer schema version.
+    """
+    path = _resolve(db_path)
+    if path != ":memory:":
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    connection = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_S)
+    try:
+        connection.row_factory = sqlite3.Row
+        connection.execute("PRAGMA foreign_keys = ON")
+        if path != ":memory:":
+            connection.execute("PRAGMA journal_mode = WAL")  # readers never block the writer, nor the reverse
+            connection.execute("PRAGMA synchronous = NORMAL")  # durable at checkpoints; commits cost no fsync
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise sqlite3.DatabaseError(f"History database {path!r} has schema version {version}, newer than this fe "
+                                        f"understands ({SCHEMA_VERSION}); upgrade fe or use another FE_HISTORY_DB")
+        if version < SCHEMA_VERSION:
+            with connection:  # one transaction: concurrent first connections create the schema once
+                connection.execute("BEGIN IMMEDIATE")
+                for statement in _SCHEMA:
+                    connection.execute(statement)
+                connection.execute("INSERT OR IGNORE INTO settings (pk, schema_version, n_keep, n_keep_logs) "
+                                   "VALUES (0, ?, ?, ?)", (SCHEMA_VERSION, _DEFAULT_KEEP, _DEFAULT_KEEP))
+                connection.execute("UPDATE settings SET schema_version = ? WHERE pk = 0", (SCHEMA_VERSION,))
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+@contextlib.contextmanager
+def _open(db_path: Optional[str]) -> Iterator[sqlite3.Connection]:
+    connection = connect(db_path)
+    try:
+        yield connection
+    finally:
+        connection.close()
+
+
+def _apply_limits(connection: sqlite3.Connection) -> None:
+    """Delete the history rows beyond `settings.n_keep` and the logs beyond `settings.n_keep_logs` (oldest first)."""
+    row = connection.execute("SELECT n_keep, n_keep_logs FROM settings WHERE pk = 0").fetchone()
+    n_keep, n_keep_logs = (row[0], row[1]) if row else (_DEFAULT_KEEP, _DEFAULT_KEEP)
+    with connection:
+        connection.execute("DELETE FROM history WHERE pk NOT IN (SELECT pk FROM history ORDER BY train_start DESC, "
+                           "rowid DESC LIMIT ?)", (max(int(n_keep), 0),))
+        connection.execute("DELETE FROM logs WHERE fk NOT IN (SELECT pk FROM history ORDER BY train_start DESC, "
+                           "rowid DESC LIMIT ?)", (max(int(n_keep_logs), 0),))
+
+
+@fe_export("fe.summary.history.delete", "fe.summary.delete")
+def delete(n_keep: int = 20, db_path: Optional[str] = None) -> None:
+    """Remove all but the `n_keep` most recent history entries (with their logs, errors, ops...), then compact the file.
+
+    Args:
+        n_keep: How many of the most recent entries to keep.
+        db_path: The database file, or None for the default location.
+
+    Raises:
+        ValueError: If `n_keep` is negative.
+    """
+    if isinstance(n_keep, bool) or not isinstance(n_keep, int) or n_keep < 0:
+        raise ValueError(f"delete: n_keep must be a non-negative integer, got {n_keep!r}")
+    with _open(db_path) as connection:
+        with connection:
+            connection.execute("DELETE FROM history WHERE pk NOT IN (SELECT pk FROM history ORDER BY train_start "
+                               "DESC, rowid DESC LIMIT ?)", (n_keep,))
+        try:
+            connection.execute("VACUUM")
+        except sqlite3.OperationalError:  # another process holds the database: compact another time
+            pass
+
+
+@fe_export("fe.summary.history.update_settings", "fe.summary.update_settings")
+def update_settings(n_keep: Optional[int] = None, n_keep_logs: Optional[int] = None,
+                    db_path: Optional[str] = None) -> None:
+    """Change how many history entries and logs the database keeps, and print the settings.
+
+    The limits are enforced at the end of the next recorded run (or by `delete`). `n_keep_logs` never exceeds
+    `n_keep`; negative values count as 0.
+
+    Args:
+        n_keep: How many history entries to retain (None: unchanged).
+        n_keep_logs: How many logs to retain (None: unchanged).
+        db_path: The database file, or None for the default location.
+    """
+    with _open(db_path) as connection:
+        with connection:
+            if n_keep is not None:
+                keep = max(int(n_keep), 0)
+                connection.execute("UPDATE settings SET n_keep = ?, n_keep_logs = MIN(n_keep_logs, ?) WHERE pk = 0",
+                                   (keep, keep))
+            if n_keep_logs is not None:
+                connection.execute("UPDATE settings SET n_keep_logs = MIN(n_keep, ?) WHERE pk = 0",
+                                   (max(int(n_keep_logs), 0),))
+        row = connection.execute("SELECT n_keep, n_keep_logs FROM settings WHERE pk = 0").fetchone()
+    print(f"History settings: n_keep = {row['n_keep']}, n_keep_logs = {row['n_keep_logs']}")
+
+
+def _describe(item: Any) -> List[str]:
+    """The class name(s) of an op / trace / dataset, and of every value of a Scheduler of them."""
+    values = item.get_all_values() if hasattr(item, "get_all_values") else [item]
+    return [type(value).__name__ for value in values if value is not None]
+
+
+def _fe_version() -> str:
+    for name in ("fe", "fe_core"):
+        module = sys.modules.get(name)
+        version = getattr(module, "__version__", None)
+        if version is None and name == "fe_core":
+            from fe_core.__about__ import __version__ as version  # pylint: disable=import-outside-toplevel
+        if version is not None:
+            return str(version)
+    return "unknown"
+
+
+@fe_export("fe.summary.history.HistoryRecorder", "fe.summary.HistoryRecorder")
+class HistoryRecorder:
+    """Record one `fit` or `test` in the history database; use it as a context manager around the run.
+
+    On entry it writes the run's row (status 'Launched') with what it uses (datasets, pipeline and network ops,
+    postprocessing ops, traces, features) and starts copying everything printed to `sys.stdout` into the run's log; on
+    exit it stores the log, the end time and the status ('Completed', 'Failed' with the traceback, or 'Aborted' for a
+    KeyboardInterrupt), then trims the database to its limits. A `test` after a `fit` of the same estimator updates
+    the same row. If the database cannot be used, the run goes on unrecorded (with one warning).
+
+    Args:
+        system: The run's System (its `exp_id` is the row's primary key).
+        est_path: The file that created the Estimator (bookkeeping only; any string).
+        db_path: The database file, or None for the default location.
+
+    Example:
+        >>> # with HistoryRecorder(estimator.system, "train.py", db_path="history.db"):  # doctest: +SKIP
+        >>> #     ...  # the run
+    """
+
+    def __init__(self, system: Any, est_path: str, db_path: Optional[str] = None) -> None:
+        self.system = system
+        self.filename = os.path.basename(str(est_path))
+        self.db_path = db_path
+        self.pk: Optional[int] = None
+        self.stdout: Any = None
+        self._db: Optional[sqlite3.Connection] = None
+        self._chunks: List[str] = []
+        self._active = False
+
+    # ------------------------------------------------------------------ stdout tee
+    def write(self, output: str) -> int:
+        """Write `output` to the real stdout and to the run's log."""
+        self._chunks.append(output)
+        return self.stdout.write(output) if self.stdout is not None else len(output)
+
+    def flush(self) -> None:
+        """Flush the real stdout and store the log written so far in the database."""
+        if self.stdout is not None:
+            self.stdout.flush()
+        if self._db is not None and self._chunks:
+            try:
+                with self._db:
+                    self._db.execute("UPDATE logs SET log = log || ? WHERE fk = ?", ("".join(self._chunks), self.pk))
+                self._chunks = []
+            except sqlite3.Error as error:
+                self._fail(error)
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ... of the real stdout
+        stdout = self.__dict__.get("stdout")
+        if stdout is None:
+            raise AttributeError(name)
+        return getattr(stdout, name)
+
+    # ------------------------------------------------------------------ context
+    def __enter__(self) -> "HistoryRecorder":
+        self.pk = int(self.system.exp_id)
+        try:
+            self._db = connect(self.db_path)
+            self._insert_run()
+        except (sqlite3.Error, OSError) as error:
+            self._fail(error)
+            return self
+        self.stdout = sys.stdout
+        sys.stdout = self
+        self._active = True
+        return self
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc_val: Optional[BaseException],
+                 exc_tb: Any) -> None:
+        if self._active:
+            self._active = False
+            if sys.stdout is self:
+                sys.stdout = self.stdout
+        if self._db is None:
+            return
+        try:
+            self._check_for_restart()
+            self.flush()
+            status = "Completed" if exc_type is None else "Aborted" if issubclass(
+                exc_type, KeyboardInterrupt) else "Failed"
+            # A test keeps the end time of the training it follows, if there was one.
+            end = "?" if self.system.mode in ("train", "eval") else "IFNULL(train_end, ?)"
+            with self._db:
+                self._db.execute(f"UPDATE history SET train_end = {end}, status = ? WHERE pk = ?",
+                                 (_now(), status, self.pk))
+                if exc_type is not None:
+                    trace = "".join(traceback.format_exception(exc_type, exc_val, exc_tb))
+                    self._db.execute("INSERT OR REPLACE INTO errors (exc_type, exc_tb, fk) VALUES (?, ?, ?)",
+                                     (exc_type.__name__, trace, self.pk))
+            _apply_limits(self._db)
+        except sqlite3.Error as error:
+            self._fail(error)
+        finally:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+        self.stdout = None
+
+    def _fail(self, error: BaseException) -> None:
+        """Stop recording (the run goes on) and warn once per process."""
+        global _warned  # pylint: disable=global-statement
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+        if not _warned:
+            _warned = True
+            where = _resolve(self.db_path)
+            warnings.warn(f"fe could not record this run in the history database {where!r} ({error}); training goes "
+                          f"on without it. Set FE_HISTORY_DB to another file, or record_history(False) to stop "
+                          f"recording.", RuntimeWarning, stacklevel=3)
+
+    # ------------------------------------------------------------------ rows
+    def _insert_run(self) -> None:
+        db = self._db
+        assert db is not None
+        with db:
+            if db.execute("SELECT 1 FROM history WHERE pk = ?", (self.pk,)).fetchone() is not None:
+                return  # a test after this estimator's fit: same experiment, same row
+            system = self.system
+            pipeline = system.pipeline
+            db.execute("INSERT INTO history (pk, file, experiment, status, args, fe_version, train_start, n_gpus, "
+                       "n_cpus, n_workers, n_restarts) VALUES (?, ?, ?, 'Launched', ?, ?, ?, ?, ?, ?, 0)",
+                       (self.pk, self.filename, system.summary.name, json.dumps(sys.argv[1:]), _fe_version(), _now(),
+                        int(getattr(system, "num_devices", 0) or 0), os.cpu_count(),
+                        getattr(pipeline, "num_process", None)))
+            db.executemany("INSERT INTO features (feature, fk) VALUES (?, ?)",
+                           [(feature, self.pk) for feature in self._features()])
+            datasets = []
+            for mode, per_ds in sorted(getattr(pipeline, "data", {}).items()):
+                for ds_id, dataset in sorted(per_ds.items()) if isinstance(per_ds, dict) else [("", per_ds)]:
+                    for name in _describe(dataset):
+                        datasets.append((mode if not ds_id else f"{mode}:{ds_id}", name, self.pk))
+            db.executemany("INSERT INTO datasets (mode, dataset, fk) VALUES (?, ?, ?)", datasets)
+            network = system.network
+            for table, column, items in (("pipeline", "pipe_op", getattr(pipeline, "ops", [])),
+                                         ("network", "net_op", getattr(network, "ops", [])),
+                                         ("postprocess", "pp_op", getattr(network, "postprocessing", [])),
+                                         ("traces", "trace", system.traces)):
+                rows = [(name, self.pk) for item in items for name in _describe(item)]
+                db.executemany(f"INSERT INTO {table} ({column}, fk) VALUES (?, ?)", rows)
+            db.execute("INSERT OR IGNORE INTO logs (log, fk) VALUES ('', ?)", (self.pk,))
+
+    def _features(self) -> List[str]:
+        from fe_core.determinism import deterministic_seed  # pylint: disable=import-outside-toplevel
+        network = self.system.network
+        features = []
+        if deterministic_seed() is not None:
+            features.append("Deterministic")
+        if getattr(network, "mixed_precision", False):
+            features.append("MixedPrecision")
+        if getattr(network, "slicers", None):
+            features.append("Slicers")
+        target = getattr(network, "target_type", None)
+        if target:
+            features.append(f"Backend:{target}")
+        return features
+
+    def _check_for_restart(self) -> None:
+        """A RestoreWizard restored an earlier experiment (its exp_id): continue that row instead of a new one."""
+        db = self._db
+        assert db is not None
+        restored = int(self.system.exp_id)
+        if restored == self.pk:
+            return
+        with db:
+            if db.execute("SELECT 1 FROM history WHERE pk = ?", (restored,)).fetchone() is not None:
+                if self._chunks:
+                    self.flush()
+                old_log = db.execute("SELECT log FROM logs WHERE fk = ?", (self.pk,)).fetchone()
+                db.execute("DELETE FROM history WHERE pk = ?", (self.pk,))
+                if old_log is not None and old_log[0]:
+                    db.execute("INSERT OR IGNORE INTO logs (log, fk) VALUES ('', ?)", (restored,))
+                    db.execute("UPDATE logs SET log = log || ? WHERE fk = ?", (old_log[0], restored))
+            else:
+                db.execute("UPDATE history SET pk = ? WHERE pk = ?", (restored, self.pk))
+            db.execute("UPDATE history SET n_restarts = n_restarts + 1 WHERE pk = ?", (restored,))
+        self.pk = restored
+
+
+def history_context(system: Any, est_path: str) -> contextlib.AbstractContextManager:
+    """A `HistoryRecorder` for the configured database, or a no-op context when recording is off."""
+    path = history_db_path()
+    if path is None:
+        return contextlib.nullcontext()
+    return HistoryRecorder(system, est_path, db_path=path)
