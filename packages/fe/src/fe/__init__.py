@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from fe_core.determinism import enable_deterministic as enable_deterministic
     from fe_core.estimator import record_history as record_history
     from fe import architecture as architecture
-    from fe import backend as backend
     from fe import cli as cli
     from fe import dataset as dataset
     from fe import estimator as estimator
@@ -45,8 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "__version__", "Estimator", "Network", "Pipeline", "build", "enable_deterministic", "record_history",
-    "architecture", "backend", "cli", "dataset", "estimator", "examples", "network", "op", "pipeline", "schedule",
-    "slicer", "summary", "trace", "util",
+    "architecture", "cli", "dataset", "estimator", "examples", "network", "op", "pipeline", "schedule", "slicer",
+    "summary", "trace", "util",
 ]
 
 _ATTRIBUTES = {
@@ -58,8 +57,8 @@ _ATTRIBUTES = {
     "record_history": "fe_core.estimator:record_history",
 }
 _SUBMODULES = [
-    "architecture", "backend", "cli", "dataset", "estimator", "examples", "network", "op", "pipeline", "schedule",
-    "slicer", "summary", "trace", "util",
+    "architecture", "cli", "dataset", "estimator", "examples", "network", "op", "pipeline", "schedule", "slicer",
+    "summary", "trace", "util",
 ]
 
 __getattr__, __dir__ = attach(__name__, _ATTRIBUTES, _SUBMODULES)
