@@ -51,7 +51,14 @@ def test_package_has_its_own_version_file_readme_and_py_typed(package: str):
 def test_fe_core_depends_on_numpy_and_natsort_only():
     project = _pyproject("fe-core")["project"]
     assert {_name(r) for r in project["dependencies"]} == {"numpy", "natsort"}
-    assert not project.get("optional-dependencies")
+    # Everything else is an optional extra, forwarded by `fe` under the same name.
+    extras = project["optional-dependencies"]
+    assert {"image", "table", "plot", "report", "data", "all"} <= set(extras)
+    forwarded = _pyproject("fe")["project"]["optional-dependencies"]
+    for extra in extras:
+        if extra != "all":
+            assert forwarded[extra] == [f"fe-core[{extra}]>=0.1,<0.2"]
+    assert "fe-core[all]>=0.1,<0.2" in forwarded["all"]
 
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))
@@ -61,7 +68,7 @@ def test_sibling_pins_are_minor_ranges(package: str):
     for extra in project.get("optional-dependencies", {}).values():
         requirements += extra
     for requirement in requirements:
-        if _name(requirement) in SIBLINGS:
+        if _name(requirement) in SIBLINGS and _name(requirement) != package:  # an `all` extra may name its own
             assert re.search(r">=0\.1\b", requirement) and re.search(r"<0\.2\b", requirement), requirement
 
 
@@ -78,6 +85,7 @@ def test_fe_offers_one_extra_per_backend_and_a_cli():
     project = _pyproject("fe")["project"]
     assert {_name(r) for r in project["dependencies"]} == {"fe-core", "tqdm"}
     extras = {k: {_name(r) for r in v} for k, v in project["optional-dependencies"].items()}
-    assert extras == {"torch": {"fe-torch"}, "tf": {"fe-tf"}, "all": {"fe-torch", "fe-tf"},
-                      "examples": {"scikit-learn", "matplotlib"}}
+    core_extras = {name: {"fe-core"} for name in ("image", "table", "plot", "report", "data")}
+    assert extras == {"torch": {"fe-torch"}, "tf": {"fe-tf"}, "all": {"fe-torch", "fe-tf", "fe-core"},
+                      "examples": {"scikit-learn", "matplotlib"}, **core_extras}
     assert project["scripts"] == {"fe": "fe.cli:main"}

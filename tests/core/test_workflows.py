@@ -28,7 +28,7 @@ SUITES = {
     "tf": ["fe-core", "fe-tf"],
     "fe": ["fe-core", "fe-torch", "fe-tf", "fe"],
 }
-TOP_LEVEL = {"packages", "tests", "tools", "pyproject.toml", ".github", "README.md", ".ci", ".gitignore"}
+TOP_LEVEL = {"packages", "tests", "tools", "pyproject.toml", ".github", "README.md", ".ci", ".gitignore", "docs"}
 
 _HATCH_RUN = re.compile(r"\bhatch\s+run\s+([^\s:]+):(\S+)")
 _MATRIX_REF = re.compile(r"\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}")
