@@ -8,7 +8,7 @@ import keras
 from keras import layers
 from fe_core.export import fe_export
 
-__all__ = ["ResNet9"]
+__all__ = ["ResNet9", "residual"]
 
 
 def _conv_block(x: keras.KerasTensor, channels: int, pool: bool = False) -> keras.KerasTensor:
@@ -19,10 +19,20 @@ def _conv_block(x: keras.KerasTensor, channels: int, pool: bool = False) -> kera
     return layers.LeakyReLU(negative_slope=0.1)(x)
 
 
-def _residual(x: keras.KerasTensor, channels: int) -> keras.KerasTensor:
+@fe_export("fe.architecture.tensorflow.resnet9.residual")
+def residual(x: keras.KerasTensor, num_channel: int) -> keras.KerasTensor:
+    """A ResNet9 residual unit: two conv-batchnorm-leaky-ReLU blocks added to their input.
+
+    Args:
+        x: Input Keras tensor.
+        num_channel: The number of channels of the convolutions (and of `x`).
+
+    Returns:
+        Output Keras tensor.
+    """
     shortcut = x
-    x = _conv_block(x, channels)
-    x = _conv_block(x, channels)
+    x = _conv_block(x, num_channel)
+    x = _conv_block(x, num_channel)
     return layers.Add()([shortcut, x])
 
 
@@ -50,10 +60,10 @@ def ResNet9(input_size: Tuple[int, int, int] = (32, 32, 3), classes: int = 10) -
     inputs = keras.Input(shape=input_size)
     x = _conv_block(inputs, 64)
     x = _conv_block(x, 128, pool=True)
-    x = _residual(x, 128)
+    x = residual(x, 128)
     x = _conv_block(x, 256, pool=True)
     x = _conv_block(x, 512, pool=True)
-    x = _residual(x, 512)
+    x = residual(x, 512)
     x = layers.GlobalMaxPool2D()(x)
     x = layers.Flatten()(x)
     x = layers.Dense(classes)(x)

@@ -8,13 +8,18 @@ import torch.nn as nn
 import torch.nn.functional as F
 from fe_core.export import fe_export
 
-__all__ = ["ResNet9"]
+__all__ = ["ResNet9", "Residual"]
 
 _SLOPE = 0.1  # leaky ReLU slope
 
 
-class _Residual(nn.Module):
-    """Two conv-batchnorm-leaky-ReLU layers keeping the channel count (the residual branch of ResNet9)."""
+@fe_export("fe.architecture.pytorch.resnet9.Residual")
+class Residual(nn.Module):
+    """Two conv-batchnorm-leaky-ReLU layers keeping the channel count (the residual branch of ResNet9).
+
+    Args:
+        channels: Number of input (and output) channels.
+    """
 
     def __init__(self, channels: int) -> None:
         super().__init__()
@@ -55,13 +60,13 @@ class ResNet9(nn.Module):
         self.conv0_bn = nn.BatchNorm2d(64, momentum=0.2)
         self.conv1 = nn.Conv2d(64, 128, 3, padding=1)
         self.conv1_bn = nn.BatchNorm2d(128, momentum=0.2)
-        self.residual1 = _Residual(128)
+        self.residual1 = Residual(128)
         self.conv2 = nn.Conv2d(128, 256, 3, padding=1)
         self.conv2_bn = nn.BatchNorm2d(256, momentum=0.2)
-        self.residual2 = _Residual(256)
+        self.residual2 = Residual(256)
         self.conv3 = nn.Conv2d(256, 512, 3, padding=1)
         self.conv3_bn = nn.BatchNorm2d(512, momentum=0.2)
-        self.residual3 = _Residual(512)
+        self.residual3 = Residual(512)
         self.fc1 = nn.Linear(512, classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
