@@ -1,0 +1,258 @@
+"""`Search`: the base of hyperparameter searches: evaluation, caching, best result, and JSON save / resume."""
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import os
+import tempfile
+from typing import Any, Callable, Dict, List, Optional, Union
+
+import numpy as np
+
+from fe_core.export import fe_export
+
+__all__ = ["Search", "SearchError", "to_plain", "read_search_state"]
+
+_STATE_FORMAT = 1
+
+
+class SearchError(ValueError, AssertionError):
+    """A search was set up or queried wrongly (FastEstimator raises AssertionError there; this is both)."""
+
+
+def to_plain(value: Any) -> Any:
+    """`value` with numpy arrays as lists and numpy scalars as Python numbers, recursively (JSON-ready)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(key): to_plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(item) for item in value]
+    return value
+
+
+def _check_best_mode(best_mode: Optional[str], allow_none: bool = False) -> None:
+    if best_mode is None and allow_none:
+        return
+    if best_mode not in ("min", "max"):
+        raise SearchError(f"best_mode must be 'min' or 'max', got {best_mode!r}")
+
+
+@fe_export("fe.search.search.Search", "fe.search.Search")
+class Search:
+    """The base class of searches: runs `eval_fn`, remembers every evaluation, and saves / resumes them.
+
+    `eval_fn` must take an argument named `search_idx`, which the search fills with the evaluation's number (from 1)
+    so that it can name files or logs. It returns a dict of results, or one value (stored as `{'value': result}`).
+    Evaluating the same parameters again returns the remembered result without calling `eval_fn`.
+
+    Args:
+        eval_fn: The function to evaluate.
+        name: The search's name; `save` writes `<name>.json`.
+
+    Raises:
+        AssertionError: If `eval_fn` has no `search_idx` argument (a `SearchError`, which is also a ValueError).
+
+    Example:
+        >>> class Squares(Search):
+        ...     def _fit(self):
+        ...         for x in range(3):
+        ...             self.evaluate(x=x)
+        >>> search = Squares(eval_fn=lambda search_idx, x: x * x)
+        >>> search.fit()
+        >>> search.get_best_results(best_mode="max")
+        {'param': {'x': 2, 'search_idx': 3}, 'result': {'value': 4}}
+    """
+
+    def __init__(self, eval_fn: Callable[..., Any], name: str = "search") -> None:
+        if not callable(eval_fn):
+            raise SearchError(f"{type(self).__name__}: eval_fn must be callable, got {type(eval_fn).__name__}")
+        self._eval_args = self._parameters(eval_fn)
+        if "search_idx" not in self._eval_args:
+            raise SearchError(f"{type(self).__name__}: eval_fn must take an argument named 'search_idx', but its "
+                              f"arguments are {sorted(self._eval_args)}")
+        if not isinstance(name, str) or not name:
+            raise SearchError(f"{type(self).__name__}: name must be a non-empty string, got {name!r}")
+        self.eval_fn = eval_fn
+        self.name = name
+        self.search_summary: List[Dict[str, Dict[str, Any]]] = []
+        self.save_dir: Optional[str] = None
+        self.best_mode: Optional[str] = None
+        self.optimize_field: Optional[str] = None
+
+    @staticmethod
+    def _parameters(eval_fn: Callable[..., Any]) -> List[str]:
+        try:
+            return list(inspect.signature(eval_fn).parameters)
+        except (TypeError, ValueError):
+            return []
+
+    # ------------------------------------------------------------------ evaluating
+    def process_results(self, result: Union[dict, Any]) -> Dict[str, Union[float, int, str, list]]:
+        """Make a result storable: numpy arrays become lists, numpy scalars numbers, and a non-dict `{'value': it}`.
+
+        Args:
+            result: What `eval_fn` returned.
+
+        Returns:
+            The result as a JSON-ready dict.
+        """
+        if not isinstance(result, dict):
+            result = {"value": result}
+        return to_plain(result)
+
+    def evaluate(self, **kwargs: Any) -> Dict[str, Union[float, int, str, list]]:
+        """Evaluate `eval_fn` on `kwargs` (with the next `search_idx`), or return the result remembered for them.
+
+        Args:
+            kwargs: The parameters (without `search_idx`, which is filled in here).
+
+        Returns:
+            The result dict.
+
+        Raises:
+            AssertionError: If `kwargs` contains `search_idx`.
+        """
+        if "search_idx" in kwargs:
+            raise SearchError(f"{type(self).__name__}.evaluate: search_idx is filled in by the search; do not pass it")
+        params = to_plain(kwargs)
+        for entry in self.search_summary:
+            known = {key: value for key, value in entry["param"].items() if key != "search_idx"}
+            if known == params:
+                return entry["result"]
+        search_idx = len(self.search_summary) + 1
+        result = self.process_results(self.eval_fn(search_idx=search_idx, **kwargs))
+        self.search_summary.append({"param": {**params, "search_idx": search_idx}, "result": result})
+        print(f"FastEstimator-Search: Evaluated {params}, result: {result}")
+        if self.save_dir is not None:
+            self.save(self.save_dir)
+        return result
+
+    # ------------------------------------------------------------------ results
+    def _optimize_field(self, optimize_field: Optional[str]) -> str:
+        field = optimize_field or self.optimize_field
+        if not self.search_summary:
+            raise SearchError(f"{type(self).__name__} {self.name!r} has no results yet: call fit() first")
+        keys = list(self.search_summary[0]["result"])
+        if field is None:
+            if len(keys) != 1:
+                raise SearchError(f"The results have several fields {keys}: say which to optimize with optimize_field")
+            return keys[0]
+        if any(field not in entry["result"] for entry in self.search_summary):
+            raise SearchError(f"optimize_field {field!r} is not in every result (result fields: {keys})")
+        return field
+
+    def get_best_results(self, best_mode: Optional[str] = None,
+                         optimize_field: Optional[str] = None) -> Dict[str, Dict[str, Any]]:
+        """The best evaluation so far (the first one, among equals).
+
+        Args:
+            best_mode: 'min' or 'max' (default: the search's own, else 'max').
+            optimize_field: The result field to compare (needed when results have several fields; default: the
+                search's own).
+
+        Returns:
+            `{"param": {..., "search_idx": i}, "result": {...}}` (a copy).
+
+        Raises:
+            AssertionError: If there are no results, `best_mode` is invalid, or the field is ambiguous or missing.
+        """
+        mode = best_mode or self.best_mode or "max"
+        _check_best_mode(mode)
+        field = self._optimize_field(optimize_field)
+        sign = 1.0 if mode == "max" else -1.0
+        best = max(self.search_summary, key=lambda entry: sign * float(entry["result"][field]))
+        return copy.deepcopy(best)
+
+    def get_search_summary(self) -> List[Dict[str, Dict[str, Any]]]:
+        """Every evaluation so far, in order: a list of `{"param": {...}, "result": {...}}` (a copy)."""
+        return copy.deepcopy(self.search_summary)
+
+    # ------------------------------------------------------------------ saving
+    def _state(self) -> Dict[str, Any]:
+        return {"format": _STATE_FORMAT, "name": self.name, "search_class": type(self).__name__,
+                "best_mode": self.best_mode, "optimize_field": self.optimize_field,
+                "search_summary": self.search_summary}
+
+    def save(self, save_dir: str) -> None:
+        """Write the search state to `<save_dir>/<name>.json` (atomically: a crash leaves the previous file).
+
+        Args:
+            save_dir: The folder (created if needed).
+        """
+        os.makedirs(save_dir, exist_ok=True)
+        path = os.path.join(save_dir, f"{self.name}.json")
+        handle, temporary = tempfile.mkstemp(prefix=f".{self.name}.", suffix=".tmp", dir=save_dir)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                json.dump(self._state(), file, indent=2)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+            raise
+
+    def load(self, load_dir: str, not_exist_ok: bool = False) -> None:
+        """Read the search state from `<load_dir>/<name>.json` (replacing the evaluations in memory).
+
+        Args:
+            load_dir: The folder.
+            not_exist_ok: Do nothing when the file does not exist (instead of raising).
+
+        Raises:
+            FileNotFoundError: If the file does not exist and `not_exist_ok` is False.
+            ValueError: If the file is not a search state.
+        """
+        path = os.path.join(load_dir, f"{self.name}.json")
+        if not os.path.exists(path):
+            if not_exist_ok:
+                return
+            raise FileNotFoundError(f"No saved search {self.name!r} in {load_dir!r} (looked for {path})")
+        state = read_search_state(path)
+        self.search_summary = state["search_summary"]
+        print(f"FastEstimator-Search: Loaded {len(self.search_summary)} evaluation(s) of {self.name!r} from {path}")
+
+    # ------------------------------------------------------------------ running
+    def fit(self, save_dir: Optional[str] = None) -> None:
+        """Run the search.
+
+        Args:
+            save_dir: If given, resume from `<save_dir>/<name>.json` when it exists, and save there after every
+                evaluation, so an interrupted search continues where it stopped when run again.
+        """
+        self.save_dir = save_dir
+        if save_dir is not None:
+            self.load(save_dir, not_exist_ok=True)
+        try:
+            self._fit()
+        finally:
+            self.save_dir = None
+
+    def _fit(self) -> None:
+        """The search strategy: subclasses call `self.evaluate(**params)`."""
+        raise NotImplementedError
+
+
+def read_search_state(path: str) -> Dict[str, Any]:
+    """Read a saved search JSON file (as written by `Search.save`, or FastEstimator's `{'search_summary': [...]}`).
+
+    Raises:
+        ValueError: If the file is not a search state.
+    """
+    with open(path, encoding="utf-8") as file:
+        try:
+            state = json.load(file)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} is not a saved search (invalid JSON: {error})") from None
+    summary = state.get("search_summary") if isinstance(state, dict) else None
+    if not isinstance(summary, list) or not all(
+            isinstance(entry, dict) and isinstance(entry.get("param"), dict) and isinstance(entry.get("result"), dict)
+            for entry in summary):
+        raise ValueError(f"{path} is not a saved search: it needs a 'search_summary' list of "
+                         f"{{'param': {{...}}, 'result': {{...}}}} entries")
+    return state
