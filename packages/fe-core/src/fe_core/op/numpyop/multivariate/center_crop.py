@@ -1,0 +1,76 @@
+"""`CenterCrop`: crop the center of the input."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional, Union
+
+import numpy as np
+
+from fe_core.export import fe_export
+from fe_core.op.numpyop.albumentations_support import import_albumentations
+from fe_core.op.numpyop.multivariate.multivariate import BatchableMultiVariate, crop_or_raise
+
+__all__ = ["CenterCrop"]
+
+
+@fe_export("fe.op.numpyop.multivariate.center_crop.CenterCrop", "fe.op.numpyop.multivariate.CenterCrop")
+class CenterCrop(BatchableMultiVariate):
+    """Crop the center of the input.
+
+    Images and masks of a whole batch are cropped in one numpy call when the Pipeline runs the op on batches.
+
+    Args:
+        height: Height of the crop.
+        width: Width of the crop.
+        mode: Mode(s) to run in ('train', '!infer', ...); None runs in every mode.
+        ds_id: Dataset id(s) to run on ('ds1', '!ds1', ...); None runs on every dataset.
+        image_in: The key of the image to transform.
+        mask_in: The key of a mask to transform the same way as the image.
+        masks_in: Keys of masks (one mask per key) to transform the same way, or one key holding a list of masks.
+        bbox_in: The key of the bounding boxes to transform the same way (rows of `[*coords, *labels]`).
+        keypoints_in: The key of the keypoints to transform the same way (rows of `[*coords, *extra]`).
+        image_out: Where to write the image (default: `image_in`).
+        mask_out: Where to write the mask (default: `mask_in`).
+        masks_out: Where to write the masks (default: `masks_in`).
+        bbox_out: Where to write the boxes (default: `bbox_in`).
+        keypoints_out: Where to write the keypoints (default: `keypoints_in`).
+        bbox_params: The box format ('coco', 'pascal_voc', 'albumentations' or 'yolo') or an albumentations
+            `BboxParams`; needed with `bbox_in`.
+        keypoint_params: The keypoint format ('xy', 'yx', 'xya', 'xys', 'xyas' or 'xysa') or an albumentations
+            `KeypointParams`; needed with `keypoints_in`.
+
+    Raises:
+        AssertionError: If no input key is given.
+        ValueError: If an argument is invalid (albumentations' validation error names it).
+    """
+
+    def __init__(self,
+                 height: int,
+                 width: int,
+                 mode: Union[None, str, Iterable[str]] = None,
+                 ds_id: Union[None, str, Iterable[str]] = None,
+                 image_in: Optional[str] = None,
+                 mask_in: Optional[str] = None,
+                 masks_in: Optional[Iterable[str]] = None,
+                 bbox_in: Optional[str] = None,
+                 keypoints_in: Optional[str] = None,
+                 image_out: Optional[str] = None,
+                 mask_out: Optional[str] = None,
+                 masks_out: Optional[Iterable[str]] = None,
+                 bbox_out: Optional[str] = None,
+                 keypoints_out: Optional[str] = None,
+                 bbox_params: Any = None,
+                 keypoint_params: Any = None) -> None:
+        name = type(self).__name__
+        albumentations = import_albumentations(name)
+        func = albumentations.CenterCrop(height=height, width=width, p=1.0)
+        self.height, self.width = height, width
+        super().__init__(func, mode=mode, ds_id=ds_id, image_in=image_in, mask_in=mask_in, masks_in=masks_in,
+                         bbox_in=bbox_in, keypoints_in=keypoints_in, image_out=image_out, mask_out=mask_out,
+                         masks_out=masks_out, bbox_out=bbox_out, keypoints_out=keypoints_out,
+                         bbox_params=bbox_params, keypoint_params=keypoint_params)
+
+    def transform_batch(self, array: np.ndarray) -> np.ndarray:
+        """Crop the centers of a whole batch (sample axis first) in one numpy call."""
+        top = (array.shape[1] - self.height) // 2
+        left = (array.shape[2] - self.width) // 2
+        return crop_or_raise(array, top, top + self.height, left, left + self.width, type(self).__name__)
