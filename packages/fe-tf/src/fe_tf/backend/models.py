@@ -1,0 +1,138 @@
+"""Keras model functions behind `fe_core.backend.models` (eager or inside `tf.function`)."""
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any, Callable, Iterator, List, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from fe_tf import checkpoint
+from fe_tf.optimizers import get_learning_rate, inner_optimizer, set_learning_rate
+from fe_tf.precision import is_loss_scaled, loss_scale
+
+__all__ = ["feed_forward", "apply_unscaled_gradients", "update_step", "get_lr", "set_lr", "save_model", "load_model",
+           "l2_regularization"]
+
+
+def _name(model: Any) -> str:
+    return str(getattr(model, "model_name", None) or getattr(model, "name", "model"))
+
+
+def _as_input(value: Any) -> Any:
+    return tf.convert_to_tensor(value) if isinstance(value, (np.ndarray, np.generic, int, float, bool)) else value
+
+
+def feed_forward(model: Any, x: Sequence[Any], training: bool) -> Any:
+    inputs = [_as_input(value) for value in x]
+    return model(inputs[0] if len(inputs) == 1 else inputs, training=training)
+
+
+def _current_optimizer(model: Any, action: str) -> Any:
+    optimizer = getattr(model, "current_optimizer", None)
+    if optimizer is None:
+        raise ValueError(f"fe.backend.{action}: Keras model {_name(model)!r} has no (current) optimizer; build it "
+                         f"with fe.build(..., optimizer_fn=...)")
+    return optimizer
+
+
+def apply_unscaled_gradients(optimizer: Any, gradients: Sequence[Any], variables: Sequence[Any]) -> None:
+    """Apply true (unscaled) gradients; a `LossScaleOptimizer` gets them multiplied by its scale, which it divides
+    out again (and it still skips the step when a gradient is not finite)."""
+    if is_loss_scaled(optimizer):
+        scale = loss_scale(optimizer)
+        gradients = [None if g is None else g * tf.cast(scale, g.dtype) for g in gradients]
+    optimizer.apply_gradients(zip(gradients, variables))
+
+
+def update_step(model: Any, gradients: Sequence[Any]) -> Callable[[], None]:
+    """A function applying `gradients` of the model's trainable variables with its current optimizer.
+
+    Raises:
+        ValueError: If the number of gradients differs from the number of trainable variables.
+    """
+    optimizer = _current_optimizer(model, "update_model")
+    variables = model.trainable_variables
+    gradients = list(gradients) if isinstance(gradients, (list, tuple)) else [gradients]
+    if len(gradients) != len(variables):
+        raise ValueError(f"fe.backend.update_model: got {len(gradients)} gradients, but Keras model "
+                         f"{_name(model)!r} has {len(variables)} trainable variables")
+
+    def step() -> None:
+        apply_unscaled_gradients(optimizer, gradients, variables)
+
+    return step
+
+
+def get_lr(model: Any) -> float:
+    return get_learning_rate(_current_optimizer(model, "get_lr"))
+
+
+def set_lr(model: Any, lr: float, weight_decay: Optional[float]) -> None:
+    optimizer = _current_optimizer(model, "set_lr")
+    set_learning_rate(optimizer, lr)
+    if weight_decay is not None:
+        inner_optimizer(optimizer).weight_decay = weight_decay
+
+
+@contextlib.contextmanager
+def _named(model: Any, name: str) -> Iterator[None]:
+    """Give the model `name` while fe_tf.checkpoint (which names files after `model.model_name`) runs."""
+    had, previous = "model_name" in model.__dict__, model.__dict__.get("model_name")
+    model.model_name = name
+    try:
+        yield
+    finally:
+        if had:
+            model.model_name = previous
+        else:
+            del model.model_name
+
+
+def save_model(model: Any, save_dir: str, model_name: str, save_optimizer: bool, save_architecture: bool) -> str:
+    os.makedirs(save_dir, exist_ok=True)
+    with _named(model, model_name):
+        files = checkpoint.save_model(model, save_dir, save_optimizer)
+    if save_architecture:
+        attached = {key: model.__dict__[key] for key in ("optimizer", "current_optimizer") if key in model.__dict__}
+        for key in attached:  # fe's optimizers are not part of the architecture file
+            setattr(model, key, None)
+        try:
+            model.save(os.path.join(save_dir, f"{model_name}.keras"))
+        finally:
+            for key, value in attached.items():
+                setattr(model, key, value)
+    return os.path.join(save_dir, files[0])
+
+
+def _weights_file(weights_path: str) -> str:
+    if os.path.exists(weights_path):
+        return weights_path
+    stem, extension = os.path.splitext(weights_path)
+    if extension == ".h5" and not stem.endswith(".weights") and os.path.exists(f"{stem}.weights.h5"):
+        return f"{stem}.weights.h5"  # FastEstimator's '<name>.h5' for Keras 3's '<name>.weights.h5'
+    raise FileNotFoundError(f"fe.backend.load_model: weights file {weights_path!r} does not exist")
+
+
+def load_model(model: Any, weights_path: str, load_optimizer: bool) -> None:
+    path = _weights_file(weights_path)
+    checkpoint.load_weights(model, path)
+    if load_optimizer:
+        directory, file_name = os.path.split(os.path.abspath(path))
+        for suffix in (".weights.h5", ".h5", ".keras"):
+            if file_name.endswith(suffix):
+                file_name = file_name[:-len(suffix)]
+                break
+        if not file_name + ".weights.h5" == os.path.basename(path):
+            raise ValueError(f"fe.backend.load_model: the optimizer is found next to '<name>.weights.h5' weights as "
+                             f"'<name>_opt.npz'; {weights_path!r} is not such a file")
+        with _named(model, file_name):
+            checkpoint.load_model(model, directory, load_optimizer=True)
+
+
+def l2_regularization(model: Any, beta: float) -> tf.Tensor:
+    variables: List[Any] = list(model.trainable_variables)
+    if not variables:
+        return tf.constant(0.0)
+    return beta * tf.add_n([tf.nn.l2_loss(tf.cast(variable, tf.float32)) for variable in variables])
