@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, MutableMapping, Optional
 
+from fe_core.export import fe_export
+
 __all__ = ["Data", "DSData"]
 
 
+@fe_export("fe.util.data.Data", "fe.util.Data")
 class Data(MutableMapping[str, Any]):
     """The values a trace sees: the batch (inputs and predictions) plus what traces write.
 
@@ -91,6 +94,7 @@ class Data(MutableMapping[str, Any]):
         return self._batch
 
 
+@fe_export("fe.util.data.DSData")
 class DSData(Data):
     """A view of `Data` for one dataset: reads are unchanged, logged writes get a `|ds_id` suffix.
 

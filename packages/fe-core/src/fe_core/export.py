@@ -51,6 +51,8 @@ def fe_export(*paths: str) -> Callable[[T], T]:
     _check(paths)
 
     def record(obj: T) -> T:
+        if getattr(obj, "_is_protocol", False):  # an attribute would become a member of a typing.Protocol
+            return obj
         try:
             setattr(obj, "__fe_paths__", tuple(paths))
         except (AttributeError, TypeError):  # typing aliases, builtins: the declaration is read from source anyway

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 from typing import List, Set
 
-__all__ = ["ALL_MODES", "parse_modes", "check_ds_id", "check_io_names", "ds_id_matches"]
+from fe_core.export import fe_export
+
+__all__ = ["ALL_MODES", "InvalidNameError", "parse_modes", "check_ds_id", "check_io_names", "ds_id_matches"]
 
 ALL_MODES = frozenset({"train", "eval", "test", "infer"})
 _FORBIDDEN_DS_ID_CHARS = (":", ";", "|", "!")
 _FORBIDDEN_KEY_CHARS = (":", ";")
 
 
+class InvalidNameError(ValueError, AssertionError):
+    """An invalid mode, dataset id or key name. It is a ValueError, and an AssertionError as FastEstimator documents."""
+
+
+@fe_export("fe.util.base_util.parse_modes", "fe.util.parse_modes")
 def parse_modes(modes: Set[str]) -> Set[str]:
     """Expand a set of mode strings, resolving '!mode' negations.
 
@@ -25,7 +32,7 @@ def parse_modes(modes: Set[str]) -> Set[str]:
         The explicit set of modes (empty when `modes` is empty).
 
     Raises:
-        ValueError: If a mode is unknown, or negated and plain modes are mixed.
+        InvalidNameError: (a ValueError and AssertionError) If a mode is unknown, or negated and plain modes are mixed.
 
     Example:
         >>> sorted(parse_modes({"!train"}))
@@ -37,17 +44,19 @@ def parse_modes(modes: Set[str]) -> Set[str]:
     plain = set(modes) - negated
     for mode in plain:
         if mode not in ALL_MODES:
-            raise ValueError(f"Unknown mode {mode!r}: expected one of {sorted(ALL_MODES)} or a '!mode' negation")
+            raise InvalidNameError(f"Unknown mode {mode!r}: expected one of {sorted(ALL_MODES)} or a '!mode' "
+                                   "negation")
     for mode in negated:
         if mode[1:] not in ALL_MODES:
-            raise ValueError(f"Unknown mode {mode!r}: after '!' expected one of {sorted(ALL_MODES)}")
+            raise InvalidNameError(f"Unknown mode {mode!r}: after '!' expected one of {sorted(ALL_MODES)}")
     if negated and plain:
-        raise ValueError(f"Cannot mix negated and plain modes: {sorted(modes)}")
+        raise InvalidNameError(f"Cannot mix negated and plain modes: {sorted(modes)}")
     if negated:
         return set(ALL_MODES) - {mode[1:] for mode in negated}
     return plain
 
 
+@fe_export("fe.util.base_util.check_ds_id", "fe.util.check_ds_id")
 def check_ds_id(ds_ids: Set[str]) -> Set[str]:
     """Validate dataset ids.
 
@@ -61,7 +70,7 @@ def check_ds_id(ds_ids: Set[str]) -> Set[str]:
         The same set (a lone string is wrapped in a set).
 
     Raises:
-        ValueError: On an invalid id or a mix of plain and negated ids.
+        InvalidNameError: (a ValueError and AssertionError) On an invalid id or a mix of plain and negated ids.
 
     Example:
         >>> check_ds_id({"!ds1"})
@@ -72,17 +81,17 @@ def check_ds_id(ds_ids: Set[str]) -> Set[str]:
     negated = 0
     for ds_id in ds_ids:
         if not isinstance(ds_id, str):
-            raise ValueError(f"Dataset ids must be strings, got {ds_id!r} ({type(ds_id).__name__})")
+            raise InvalidNameError(f"Dataset ids must be strings, got {ds_id!r} ({type(ds_id).__name__})")
         body = ds_id[1:] if ds_id.startswith("!") else ds_id
         negated += ds_id.startswith("!")
         if not body:
-            raise ValueError(f"Dataset id {ds_id!r} is empty")
+            raise InvalidNameError(f"Dataset id {ds_id!r} is empty")
         bad = [char for char in _FORBIDDEN_DS_ID_CHARS if char in body]
         if bad:
-            raise ValueError(f"Dataset id {ds_id!r} contains forbidden character(s) {bad}; "
-                             f"ids may not contain any of {list(_FORBIDDEN_DS_ID_CHARS)} (only a leading '!' negates)")
+            raise InvalidNameError(f"Dataset id {ds_id!r} contains forbidden character(s) {bad}; ids may not "
+                                   f"contain any of {list(_FORBIDDEN_DS_ID_CHARS)} (only a leading '!' negates)")
     if 0 < negated < len(ds_ids):
-        raise ValueError(f"Cannot mix negated and plain dataset ids: {sorted(ds_ids)}")
+        raise InvalidNameError(f"Cannot mix negated and plain dataset ids: {sorted(ds_ids)}")
     return ds_ids
 
 
@@ -100,6 +109,7 @@ def ds_id_matches(ds_ids: Set[str], ds_id: str) -> bool:
     return ds_id in ds_ids
 
 
+@fe_export("fe.util.base_util.check_io_names", "fe.util.check_io_names")
 def check_io_names(names: List[str]) -> List[str]:
     """Validate input/output key names.
 
@@ -107,7 +117,7 @@ def check_io_names(names: List[str]) -> List[str]:
     '|' (as in a per-dataset key such as 'acc|ds1' that a trace may read). The wildcard '*' is allowed on its own.
 
     Raises:
-        ValueError: On an invalid key.
+        InvalidNameError: (a ValueError and AssertionError) On an invalid key.
 
     Example:
         >>> check_io_names(["x", "y_pred", "acc|ds1"])
@@ -115,11 +125,11 @@ def check_io_names(names: List[str]) -> List[str]:
     """
     for name in names:
         if not isinstance(name, str) or not name:
-            raise ValueError(f"Key names must be non-empty strings, got {name!r}")
+            raise InvalidNameError(f"Key names must be non-empty strings, got {name!r}")
         bad = [char for char in _FORBIDDEN_KEY_CHARS if char in name]
         if bad:
-            raise ValueError(f"Key {name!r} contains forbidden character(s) {bad}; keys may not contain "
-                             f"{list(_FORBIDDEN_KEY_CHARS)}")
+            raise InvalidNameError(f"Key {name!r} contains forbidden character(s) {bad}; keys may not contain "
+                                   f"{list(_FORBIDDEN_KEY_CHARS)}")
         if name.count("|") > 1:
-            raise ValueError(f"Key {name!r} contains more than one '|'; only 'key|ds_id' is allowed")
+            raise InvalidNameError(f"Key {name!r} contains more than one '|'; only 'key|ds_id' is allowed")
     return names

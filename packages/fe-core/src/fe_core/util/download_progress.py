@@ -33,7 +33,7 @@ def bar_custom(current: float, total: float, width: int = 80) -> str:
 
     Example:
         >>> bar_custom(1_200_000, 2_400_000, width=40)
-        '[=========          ] 1.20 / 2.40 MB'
+        '[===========           ] 1.20 / 2.40 MB'
         >>> bar_custom(1_200_000, 2_400_000, width=16)
         '1.20 / 2.40 MB'
         >>> bar_custom(1_200_000, -1)
