@@ -99,5 +99,5 @@ def test_fastestimator_visualize_logs_and_parse_log_dir_save_parse_logs_png(tmp_
     file_path = tmp_path / "custom.png"
     assert plot_summaries(summaries, str(file_path), keys=["accuracy"]) == str(file_path)
     assert file_path.read_bytes()[:8] == PNG_MAGIC
-    with pytest.raises(ValueError, match="group_by"):
-        parse_log_dir(str(tmp_path), save=True, group_by=r"(.*)_\d+")
+    with pytest.raises(ValueError, match="does not match the group_by pattern"):
+        parse_log_dir(str(tmp_path), save=True, group_by=r"^exp_(\d+)")

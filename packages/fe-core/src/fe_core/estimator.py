@@ -9,7 +9,6 @@ from fe_core.allocator import keep_freed_memory, release_freed_memory
 from fe_core.containers import to_list, to_set
 from fe_core.data import Data, DSData
 from fe_core.schedule.scheduler import Scheduler, get_current_items, get_signature_epochs
-from fe_core.summary.history import history_context, set_history_location
 from fe_core.summary.summary import Summary
 from fe_core.summary.system import System
 from fe_core.trace import EvalEssential, Logger, PerDSTrace, TestEssential, Trace, TrainEssential, sort_traces
@@ -45,6 +44,7 @@ def record_history(path: Union[bool, str]) -> None:
         >>> record_history(False)  # this process records nothing
         >>> record_history(True)   # back to the default location
     """
+    from fe_core.summary.history import set_history_location  # pylint: disable=import-outside-toplevel
     set_history_location(path)
 
 
@@ -60,6 +60,12 @@ def _caller_file() -> str:
 
 
 _FE_CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _history(system: System, est_path: str) -> Any:
+    """The run-history recorder of a fit/test (imported on first use: sqlite3 is not needed to import fe)."""
+    from fe_core.summary.history import history_context  # pylint: disable=import-outside-toplevel
+    return history_context(system, est_path)
 
 
 class _EpochPlan:
@@ -171,7 +177,7 @@ class Estimator:
         run_modes = {"train", "eval"}
         keep_freed_memory()  # steps reuse their buffers instead of faulting them in again (see fe_core.allocator)
         try:
-            with history_context(self.system, self.filepath):
+            with _history(self.system, self.filepath):
                 self._prepare_traces(run_modes)
                 if warmup:
                     self._warmup(eager=eager)
@@ -193,7 +199,7 @@ class Estimator:
         self.system.reset_for_test(summary_name=summary)
         keep_freed_memory()
         try:
-            with history_context(self.system, self.filepath):
+            with _history(self.system, self.filepath):
                 self._prepare_traces({"test"})
                 self._start({"test"}, eager=eager)
         finally:

@@ -1,5 +1,6 @@
-"""Experiment records (`Summary`, `ValWithError`) and the shared run state (`System`)."""
-from fe_core.summary.summary import Summary, ValWithError
+"""Experiment records (`Summary`, `ValWithError`, `average_summaries`), the shared run state (`System`), and the
+run-history database (`fe_core.summary.history`, imported on use)."""
+from fe_core.summary.summary import Summary, ValWithError, average_summaries
 from fe_core.summary.system import System
 
-__all__ = ["Summary", "ValWithError", "System"]
+__all__ = ["Summary", "ValWithError", "System", "average_summaries"]

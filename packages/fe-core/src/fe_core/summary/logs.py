@@ -26,7 +26,7 @@ from natsort import natsorted
 from fe_core.summary.summary import Summary, ValWithError
 from fe_core.export import fe_export
 
-__all__ = ["parse_log_value", "parse_log_lines", "parse_log_text", "parse_log_file", "parse_log_files",
+__all__ = ["parse_log_value", "parse_log_lines", "parse_log_iter", "parse_log_text", "parse_log_file", "parse_log_files",
            "find_log_files", "parse_log_dir"]
 
 # Which history mode each kind of line records into ('Finish' carries train-time values such as the final lr).
@@ -166,6 +166,27 @@ def parse_log_lines(lines: Iterable[str], name: Optional[str] = None, source: st
                 last_epoch = value
             summary.history[mode][key][step] = value
     return summary
+
+
+@fe_export("fe.summary.logs.log_parse.parse_log_iter")
+def parse_log_iter(source: Iterable[str], sync: Summary) -> Summary:
+    """Parse FastEstimator log lines into an existing Summary (FastEstimator's `parse_log_iter`).
+
+    Args:
+        source: The lines of a log.
+        sync: The Summary to add the parsed history into (its values are overwritten where the log has the same mode,
+            key and step).
+
+    Returns:
+        `sync`, updated.
+
+    Example:
+        >>> s = Summary("run")
+        >>> parse_log_iter(["FastEstimator-Train: step: 5; ce: 0.5;"], s) is s, s.history["train"]["ce"]
+        (True, {5: 0.5})
+    """
+    sync.merge(parse_log_lines(source, name=sync.name))
+    return sync
 
 
 @fe_export("fe.summary.logs.log_parse.parse_log_text", "fe.summary.logs.parse_log_text")

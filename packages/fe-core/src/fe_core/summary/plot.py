@@ -27,7 +27,7 @@ _MODE_ORDER = ("train", "eval", "test")
 _MODE_STYLE = {"train": {"linestyle": "-"}, "eval": {"linestyle": "--"}, "test": {"linestyle": "", "marker": "o"}}
 _ALWAYS_IGNORED = {"epoch"}  # the x axis is the step; the epoch is a bookkeeping value
 _MISSING_MATPLOTLIB = ("Plotting logs needs matplotlib, which is not installed: pip install matplotlib "
-                       "(it comes with pip install 'fe[examples]')")
+                       "(it comes with pip install \"fe[plot]\")")
 
 
 def _import_figure() -> Any:
@@ -120,19 +120,19 @@ def _pretty(key: str) -> str:
 @fe_export("fe.summary.logs.log_plot.plot_logs", "fe.summary.logs.plot_logs", "fe.summary.plot.plot_logs")
 def plot_logs(experiments: Union[Summary, Sequence[Summary]],
               smooth_factor: float = 0,
-              share_legend: bool = True,
               ignore_metrics: Optional[Iterable[str]] = None,
               pretty_names: bool = False,
-              include_metrics: Optional[Iterable[str]] = None) -> "Figure":
+              include_metrics: Optional[Iterable[str]] = None,
+              share_legend: bool = True) -> "Figure":
     """Draw the histories into a new matplotlib Figure (without pyplot, so no window and no global state).
 
     Args:
         experiments: The Summary (or Summaries) to draw; their names label the curves when there are several.
         smooth_factor: Gaussian smoothing of train/eval curves, in steps of the curve (0: none).
-        share_legend: One legend for the whole figure (True) or one per subplot (False).
         ignore_metrics: Keys not to draw.
         pretty_names: Title subplots 'Model lr' instead of 'model_lr'.
         include_metrics: Draw only these keys (None: every key with scalar values, except 'epoch').
+        share_legend: One legend for the whole figure (True) or one per subplot (False).
 
     Returns:
         The Figure.
@@ -244,11 +244,11 @@ def plot_summaries(summaries: Union[Summary, Sequence[Summary]],
 def visualize_logs(experiments: Union[Summary, Sequence[Summary]],
                    save_path: Optional[str] = None,
                    smooth_factor: float = 0,
-                   share_legend: bool = True,
                    pretty_names: bool = False,
                    ignore_metrics: Optional[Iterable[str]] = None,
                    include_metrics: Optional[Iterable[str]] = None,
-                   verbose: bool = True) -> Optional[str]:
+                   verbose: bool = True,
+                   share_legend: bool = True) -> Optional[str]:
     """FastEstimator's `visualize_logs`: show the histories on screen, or save them.
 
     Args:
