@@ -9,7 +9,7 @@ from fe_core.export import fe_export
 __all__ = ["Delete"]
 
 
-@fe_export("fe.op.numpyop.meta.Delete", "fe.op.numpyop.numpyop.Delete", "fe.op.numpyop.Delete")
+@fe_export("fe.op.numpyop.numpyop.Delete", "fe.op.numpyop.Delete")
 class Delete(NumpyOp):
     """Delete key(s) and their values from the data dictionary (the Pipeline removes them after this op).
 

@@ -9,7 +9,7 @@ from fe_core.export import fe_export
 __all__ = ["LambdaOp"]
 
 
-@fe_export("fe.op.numpyop.meta.LambdaOp", "fe.op.numpyop.numpyop.LambdaOp", "fe.op.numpyop.LambdaOp")
+@fe_export("fe.op.numpyop.numpyop.LambdaOp", "fe.op.numpyop.LambdaOp")
 class LambdaOp(NumpyOp):
     """Run `fn(*values_of_inputs)` and write what it returns to `outputs`.
 
@@ -40,6 +40,13 @@ class LambdaOp(NumpyOp):
             raise TypeError(f"LambdaOp fn must be callable, got {type(fn).__name__}")
         self.fn = fn
         self.in_list = True
+
+    def set_rua_level(self, magnitude_coef: float) -> None:
+        """Called by the RUA op to set the augmentation intensity; a LambdaOp has no intensity, so this does nothing.
+
+        Args:
+            magnitude_coef: The desired augmentation intensity (range [0-1]).
+        """
 
     def forward(self, data: List[Any], state: Dict[str, Any]) -> Any:
         return self.fn(*data)
