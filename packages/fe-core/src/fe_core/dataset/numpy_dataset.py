@@ -4,6 +4,9 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
+
+from fe_core.dataset.dataset import DatasetArgumentError, DatasetSummary, InMemoryDataset, KeySummary, \
+    _summarize_values
 from fe_core.export import fe_export
 
 __all__ = ["NumpyDataset"]
@@ -30,7 +33,7 @@ def _as_column(key: str, values: Any) -> np.ndarray:
 
 
 @fe_export("fe.dataset.numpy_dataset.NumpyDataset", "fe.dataset.NumpyDataset")
-class NumpyDataset:
+class NumpyDataset(InMemoryDataset):
     """A dataset held in memory as arrays that share their first (sample) dimension.
 
     `dataset[i]` is a dict with one entry per key (read-only views into the arrays, so indexing is cheap and an op
@@ -42,8 +45,12 @@ class NumpyDataset:
         data: Maps each key to its values: a numpy array or anything `np.asarray` accepts (lists of variable-length
             sequences are stored as object arrays). All values must have the same length.
 
+    `dataset["x"]` returns the whole column (a read-only array) and `dataset["x"] = values` replaces or adds one.
+    `split(...)` (fractions, counts, index lists, `stratify=`) and `summary()` behave as in FastEstimator.
+
     Raises:
-        ValueError: If `data` is empty, a key is not a string, or the lengths differ (the message names the key).
+        ValueError: If `data` is empty, a key is not a string, or a value is a scalar.
+        DatasetArgumentError: (a ValueError and AssertionError) If the lengths differ (the message names the key).
 
     Example:
         >>> ds = NumpyDataset({"x": np.zeros((4, 2)), "y": [0, 1, 0, 1]})
@@ -64,7 +71,7 @@ class NumpyDataset:
             if size is None:
                 size, first_key = len(column), key
             elif len(column) != size:
-                raise ValueError(f"NumpyDataset key {key!r} has {len(column)} samples but key {first_key!r} has "
+                raise DatasetArgumentError(f"NumpyDataset key {key!r} has {len(column)} samples but key {first_key!r} has "
                                  f"{size}; every key needs the same number of samples")
             self.data[key] = column
         self._size = size or 0
@@ -73,13 +80,40 @@ class NumpyDataset:
     def __len__(self) -> int:
         return self._size
 
-    def __getitem__(self, index: int) -> Dict[str, Any]:
-        """One sample as a new dict of read-only views (or scalars).
+    def __getitem__(self, index: Union[int, str]) -> Any:
+        """One sample as a new dict of read-only views (or scalars), or a whole column when `index` is a key.
 
         Raises:
             IndexError: If `index` is out of range.
+            KeyError: If `index` is a key the dataset does not have.
         """
+        if isinstance(index, str):
+            try:
+                return self.data[index]
+            except KeyError:
+                raise KeyError(f"NumpyDataset has no key {index!r} (keys: {self.keys()})") from None
         return {key: column[index] for key, column in self._items}
+
+    def __setitem__(self, key: Union[int, str], value: Any) -> None:
+        """Set the column `key` (one value per sample), or overwrite sample `key` (an int) from a dict.
+
+        Raises:
+            ValueError: If a column's length differs from the dataset's, or a sample lacks a key.
+        """
+        if isinstance(key, str):
+            column = _as_column(key, value)
+            if len(column) != self._size:
+                raise ValueError(f"NumpyDataset column {key!r} needs {self._size} values, got {len(column)}")
+            self.data[key] = column
+            self._items = list(self.data.items())
+            return
+        if not isinstance(value, dict) or set(value) != set(self.data):
+            raise ValueError(f"NumpyDataset sample {key} must be a dict with keys {self.keys()}")
+        for name, column in self._items:
+            writable = column.copy()
+            writable[key] = value[name]
+            self.data[name] = _as_column(name, writable)
+        self._items = list(self.data.items())
 
     def get_batch(self, indices: Union[Sequence[int], np.ndarray], keys: Optional[Iterable[str]] = None
                   ) -> Dict[str, np.ndarray]:
@@ -101,59 +135,37 @@ class NumpyDataset:
         """The dataset's keys, in insertion order."""
         return list(self.data)
 
-    def split(self, *fractions: Union[float, int, Iterable[int]], seed: Optional[int] = None
-              ) -> Union["NumpyDataset", List["NumpyDataset"]]:
-        """Move part of the data into new dataset(s), as FastEstimator's `dataset.split(...)` does.
+    def _class_values(self, key: str) -> List[Any]:
+        if key not in self.data:
+            raise DatasetArgumentError(f"NumpyDataset.split: stratify key {key!r} is not in the data "
+                                       f"(keys: {self.keys()})")
+        return list(self.data[key])
 
-        Args:
-            *fractions: For each new dataset: a float in (0, 1) takes that fraction of the current data, an int takes
-                that many samples, and an iterable of ints takes exactly those indices.
-            seed: Seed for choosing the samples at random (default: numpy's global random state).
+    def _do_split(self, splits: Sequence[np.ndarray]) -> List["NumpyDataset"]:
+        new_sets = [NumpyDataset({key: column[picked] for key, column in self._items}) for picked in splits]
+        keep = np.ones(self._size, dtype=bool)
+        for picked in splits:
+            keep[picked] = False
+        keep_indices = np.flatnonzero(keep)
+        self.data = {key: _as_column(key, column[keep_indices]) for key, column in self._items}
+        self._items = list(self.data.items())
+        self._size = len(keep_indices)
+        return new_sets
+
+    def summary(self) -> DatasetSummary:
+        """Generate a summary representation of this dataset (dtype, shape, unique values of scalar keys).
 
         Returns:
-            One dataset when one fraction is given, else a list. The chosen samples are removed from this dataset.
-
-        Raises:
-            ValueError: If the requested splits need more samples than exist or a fraction is out of range.
-
-        Example:
-            >>> ds = NumpyDataset({"x": np.arange(10)})
-            >>> held_out = ds.split(0.2, seed=0)
-            >>> len(ds), len(held_out)
-            (8, 2)
+            A summary representation of this dataset.
         """
-        if not fractions:
-            raise ValueError("NumpyDataset.split needs at least one fraction, count or list of indices")
-        rng = np.random.RandomState(seed) if seed is not None else np.random
-        size = len(self)
-        available = np.ones(size, dtype=bool)
-        chosen: List[np.ndarray] = []
-        for fraction in fractions:
-            if isinstance(fraction, float):
-                if not 0 < fraction < 1:
-                    raise ValueError(f"NumpyDataset.split fractions must be in (0, 1), got {fraction}")
-                count = int(round(size * fraction))
-            elif isinstance(fraction, (int, np.integer)) and not isinstance(fraction, bool):
-                count = int(fraction)
-            else:
-                explicit = np.asarray(list(fraction), dtype=np.int64)
-                if explicit.size and (explicit.min() < 0 or explicit.max() >= size or not available[explicit].all()):
-                    raise ValueError(f"NumpyDataset.split indices must be distinct, unused and in [0, {size})")
-                available[explicit] = False
-                chosen.append(explicit)
+        keys: Dict[str, KeySummary] = {}
+        for key, column in self._items:
+            if column.dtype == object:
+                keys[key] = _summarize_values(list(column))
                 continue
-            free = np.flatnonzero(available)
-            if count < 1 or count > len(free):
-                raise ValueError(f"NumpyDataset.split cannot take {count} samples: {len(free)} are left to split")
-            picked = np.sort(rng.choice(free, size=count, replace=False))
-            available[picked] = False
-            chosen.append(picked)
-        new_sets = [NumpyDataset({key: column[picked] for key, column in self._items}) for picked in chosen]
-        keep = np.flatnonzero(available)
-        self.data = {key: _as_column(key, column[keep]) for key, column in self._items}
-        self._items = list(self.data.items())
-        self._size = len(keep)
-        return new_sets[0] if len(new_sets) == 1 else new_sets
+            unique = int(len(np.unique(column))) if column.ndim == 1 else None
+            keys[key] = KeySummary(dtype=str(column.dtype), num_unique_values=unique, shape=list(column.shape[1:]))
+        return DatasetSummary(num_instances=self._size, keys=keys)
 
     def get_state(self) -> Dict[str, Any]:
         """Checkpoint state: none. The arrays are the script's input data, not training state, so checkpoints

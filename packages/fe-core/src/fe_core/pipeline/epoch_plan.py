@@ -61,6 +61,7 @@ class EpochPlan:
         load_keys: Keys to fetch from the dataset (None: all).
         boundary_keys: Keys needed after the per-sample stage (None: all).
         output_keys: Keys to return (None: all).
+        sub_plans: For an InterleaveDataset, the plan of each member dataset (its own ops and batch size).
         moved_ops: How many batch-capable ops were moved from per-sample to per-batch.
         state: The `state` dict ops receive.
     """
@@ -94,6 +95,7 @@ class EpochPlan:
             sample_ops, post_ops = list(sample_ops) + list(post_ops), []
         self.sample_ops, self.batch_ops, self.load_keys, self.boundary_keys = self._arrange(sample_ops, post_ops)
         self.moved_ops = 0
+        self.sub_plans: Optional[List["EpochPlan"]] = None  # one plan per member of an InterleaveDataset
         if batch_size is not None and self.default_collation:
             self._move_batch_capable_ops()
 

@@ -20,8 +20,9 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 import numpy as np
 
+from fe_core.dataset.interleave_dataset import interleaved_steps
 from fe_core.dataset.numpy_dataset import NumpyDataset
-from fe_core.op.numpyop.batch import stack_values
+from fe_core.op.numpyop.batch import collate_samples, stack_values
 from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.pipeline.position import PositionTracker
 from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
@@ -127,8 +128,12 @@ class EpochLoader:
             return 0
         if self.steps_per_epoch is not None:
             return self.steps_per_epoch
+        if plan.sub_plans is not None:
+            return interleaved_steps(plan.dataset.pattern, [len(EpochLoader(sub, shuffle=False)) if sub.batch_size
+                                                            is None else len(sub.dataset) // sub.batch_size
+                                                            for sub in plan.sub_plans])
         size = len(plan.dataset)
-        if plan.native or plan.batch_size is None:
+        if plan.native or plan.batch_size is None or getattr(plan.dataset, "fe_batched", False):
             return size
         return size // plan.batch_size if plan.drop_last else math.ceil(size / plan.batch_size)
 
@@ -144,13 +149,27 @@ class EpochLoader:
             return iter(())
         if plan.native:
             return self._native_batches()
+        if plan.sub_plans is not None:
+            return self._interleaved_batches()
         if len(plan.dataset) == 0:
             return iter(())
         plan.check_keys(dataset_keys(plan.dataset, plan.where()))
-        if (plan.batch_size is not None and not plan.sample_ops and plan.default_collation
+        if getattr(plan.dataset, "fe_batched", False):
+            batches = self._prebatched_batches()
+        elif (plan.batch_size is not None and not plan.sample_ops and plan.default_collation
                 and callable(getattr(plan.dataset, "get_batch", None))):
-            return self._whole_batches()
-        return self._sample_batches()
+            batches = self._whole_batches()
+        else:
+            batches = self._sample_batches()
+        reset = getattr(plan.dataset, "fe_reset_ds", None)
+        return self._after_reset(reset, batches) if callable(reset) else batches
+
+    def _after_reset(self, reset: Callable[..., None], batches: Iterator[Dict[str, Any]]
+                     ) -> Iterator[Dict[str, Any]]:
+        """Let the dataset re-draw its per-epoch index maps (BatchDataset, ExtendDataset) when the epoch starts,
+        after the position tracker recorded the random state, so a resumed epoch redraws the same maps."""
+        reset(self.shuffle)
+        yield from batches
 
     # ------------------------------------------------------------------ helpers
     def _wrap(self, label: str, stage: str, function: Callable[..., Any], keys: Sequence[str] = ()) -> Callable:
@@ -183,7 +202,7 @@ class EpochLoader:
         steps = compile_steps(plan.batch_ops, batched=True, timer=self.timer)
         state, output_keys = plan.state, plan.output_keys
         if (not steps and load_keys is not None and output_keys is not None and output_keys.issuperset(load_keys)
-                and type(plan.dataset).get_batch is NumpyDataset.get_batch):
+                and getattr(type(plan.dataset), "get_batch", None) is NumpyDataset.get_batch):
             output_keys = None  # NumpyDataset fetches only the keys asked for, all wanted here: nothing to filter
         if steps_per_epoch is None:
             order = np.random.permutation(size) if self.shuffle else np.arange(size)
@@ -258,6 +277,81 @@ class EpochLoader:
             batch = collate(pending, pending_indices)
             if not batch_steps or run_steps(batch, batch_steps, state) is None:
                 yield self._select(batch)
+
+    # ------------------------------------------------------------------ datasets of whole batches
+    def _prebatched_batches(self) -> Iterator[Dict[str, Any]]:
+        """A dataset whose items are lists of samples (BatchDataset): per-sample ops on each, collate, batch ops."""
+        plan = self.plan
+        dataset, steps_per_epoch = plan.dataset, self.steps_per_epoch
+        size = len(dataset)
+        sample_steps = compile_steps(plan.sample_ops, batched=False, timer=self.timer)
+        batch_steps = compile_steps(plan.batch_ops, batched=True, timer=self.timer)
+        boundary = plan.boundary_keys
+        batch_op = plan.batch_op
+
+        def collate(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
+            if boundary is not None:
+                samples = [{key: value for key, value in sample.items() if key in boundary} for sample in samples]
+            return batch_op.collate(samples) if batch_op is not None else collate_samples(samples)
+
+        collate = self._wrap("<Collate>", "batch", collate)
+        getitem = self._wrap("<Fetch batch>", "batch", dataset.__getitem__)
+        state = plan.state
+        emitted = position = skipped = 0
+        while True:
+            if position == size:
+                if steps_per_epoch is None:
+                    return
+                reset = getattr(dataset, "fe_reset_ds", None)
+                if callable(reset):
+                    reset(self.shuffle)
+                position = 0
+            samples = getitem(position)
+            position += 1
+            kept = []
+            for sample in samples:
+                sample = dict(sample)
+                if not sample_steps or run_steps(sample, sample_steps, state) is None:
+                    kept.append(sample)
+            batch = collate(kept) if kept else None
+            if batch is None or (batch_steps and run_steps(batch, batch_steps, state) is not None):
+                skipped += 1
+                if skipped > size:
+                    raise self._too_many_filtered("batches", skipped)
+                continue
+            skipped = 0
+            yield self._select(batch)
+            emitted += 1
+            if steps_per_epoch is not None and emitted >= steps_per_epoch:
+                return
+
+    # ------------------------------------------------------------------ interleaved datasets
+    def _interleaved_batches(self) -> Iterator[Dict[str, Any]]:
+        """Follow an InterleaveDataset's pattern, taking each step's batch from that member's own epoch loader
+        (its own ds_id ops and batch size; incomplete batches dropped)."""
+        plan = self.plan
+        endless = self.steps_per_epoch is not None
+        for sub in plan.sub_plans:
+            sub.drop_last = True
+        loaders = [EpochLoader(sub, shuffle=self.shuffle, timer=self.timer) for sub in plan.sub_plans]
+        iterators: List[Optional[Iterator[Dict[str, Any]]]] = [None] * len(loaders)
+        emitted = 0
+        while True:
+            for which in plan.dataset.pattern:
+                if iterators[which] is None:
+                    iterators[which] = iter(loaders[which])
+                batch = next(iterators[which], None)
+                if batch is None:
+                    if not endless:
+                        return
+                    iterators[which] = iter(loaders[which])
+                    batch = next(iterators[which], None)
+                    if batch is None:
+                        return
+                yield batch
+                emitted += 1
+                if endless and emitted >= self.steps_per_epoch:
+                    return
 
     def _collator(self) -> Callable[[List[Dict[str, Any]], List[int]], Dict[str, Any]]:
         """How pending samples become a batch: stack (plus `get_batch` for untouched keys) or the Batch's collation."""

@@ -211,6 +211,15 @@ class Pipeline:
 
     def _plan(self, mode: str, epoch: int, ds_id: str, output_keys: Optional[Iterable[str]]) -> EpochPlan:
         dataset = self._dataset(mode, epoch, ds_id)
+        plan = self._plan_for(mode, epoch, ds_id, dataset, output_keys)
+        if callable(getattr(dataset, "sub_ds_ids", None)):  # an InterleaveDataset: one plan per member dataset
+            plan.sub_plans = [self._plan_for(mode, epoch, sub_ds_id, member, output_keys)
+                              for sub_ds_id, member in zip(dataset.sub_ds_ids(ds_id), dataset.datasets)]
+            dataset.set_batch_sizes([sub.batch_size or 1 for sub in plan.sub_plans])
+        return plan
+
+    def _plan_for(self, mode: str, epoch: int, ds_id: str, dataset: Any,
+                  output_keys: Optional[Iterable[str]]) -> EpochPlan:
         native_backend = native_dataset_backend(dataset) if dataset is not None else None
         native = native_backend is not None
         sample_ops, batch_op, post_ops = self._split_ops(mode, epoch, ds_id)

@@ -1,0 +1,97 @@
+"""`CSVDataset`: one sample per row of a CSV file (read with pandas, the `table` extra)."""
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any, Callable, Dict, Iterable, Optional, Union
+
+from fe_core.dataset.dataset import InMemoryDataset
+from fe_core.export import fe_export
+from fe_core.optional import import_optional
+
+__all__ = ["CSVDataset", "filter_rows"]
+
+IncludeIf = Union[None, Dict[str, Union[Any, Iterable[Any]]], str, Callable[..., bool]]
+
+
+def filter_rows(frame: Any, include_if: IncludeIf, where: str) -> Any:
+    """Keep the rows of a pandas DataFrame that `include_if` accepts.
+
+    Args:
+        frame: The DataFrame.
+        include_if: None (keep all); a dict {column: value or list of accepted values} (all must hold); a pandas
+            query string ('type >= 1'); or a function whose parameter names are column names, returning a bool.
+        where: Who asks, for error messages.
+
+    Returns:
+        The filtered DataFrame, re-indexed from 0.
+
+    Raises:
+        KeyError: If a dict key or function parameter is not a column.
+        TypeError: If `include_if` has another type.
+    """
+    if include_if is None:
+        return frame.reset_index(drop=True)
+    if isinstance(include_if, dict):
+        mask = None
+        for column, accepted in include_if.items():
+            if column not in frame.columns:
+                raise KeyError(f"{where}: include_if column {column!r} is not in the CSV (columns: "
+                               f"{list(frame.columns)})")
+            if isinstance(accepted, (list, tuple, set, frozenset)):
+                condition = frame[column].isin(list(accepted))
+            else:
+                condition = frame[column] == accepted
+            mask = condition if mask is None else mask & condition
+        return frame[mask].reset_index(drop=True) if mask is not None else frame.reset_index(drop=True)
+    if isinstance(include_if, str):
+        return frame.query(include_if).reset_index(drop=True)
+    if callable(include_if):
+        names = list(inspect.signature(include_if).parameters)
+        missing = [name for name in names if name not in frame.columns]
+        if missing:
+            raise KeyError(f"{where}: include_if parameters {missing} are not CSV columns (columns: "
+                           f"{list(frame.columns)})")
+        keep = [bool(include_if(*values)) for values in zip(*(frame[name] for name in names))]
+        return frame[keep].reset_index(drop=True)
+    raise TypeError(f"{where}: include_if must be None, a dict, a query string or a function, got "
+                    f"{type(include_if).__name__}")
+
+
+@fe_export("fe.dataset.csv_dataset.CSVDataset", "fe.dataset.CSVDataset")
+class CSVDataset(InMemoryDataset):
+    """A dataset from a CSV file.
+
+    CSVDataset reads entries from a CSV file, where the first row is the header. The root directory of the csv file
+    may be accessed using `dataset.parent_path`. This may be useful if the csv contains relative path information
+    that you want to feed into, say, an image reading op. Needs pandas (`pip install "fe[table]"`).
+
+    Args:
+        file_path: The (absolute) path to the CSV file.
+        delimiter: What delimiter is used by the file.
+        include_if: An optional filter specifying which rows should be included: a dict like
+            {'mode': 'train', 'type': [0, 1, 2]} (rows whose 'mode' is 'train' AND whose 'type' is 0, 1 or 2), a pandas
+            query string like 'type >= 1', or a function whose parameters are column names, returning whether to
+            include the row (`include_if=lambda mode: mode in ['eval', 'test']`; flexible but slower).
+        fill_na: A fill value if data is missing. By default ('pandas_default') pandas' NaNs are kept.
+        kwargs: Other arguments to be passed through to `pandas.read_csv`.
+
+    Example:
+        >>> ds = CSVDataset("/data/labels.csv", include_if={"mode": "train"})  # doctest: +SKIP
+        >>> ds[0]  # doctest: +SKIP
+        {'image': 'img/0.png', 'label': 3, 'mode': 'train'}
+    """
+
+    def __init__(self,
+                 file_path: str,
+                 delimiter: str = ",",
+                 include_if: IncludeIf = None,
+                 fill_na: Optional[Any] = "pandas_default",
+                 **kwargs: Any) -> None:
+        pandas = import_optional("pandas", extra="table", feature="CSVDataset")
+        frame = pandas.read_csv(file_path, delimiter=delimiter, **kwargs)
+        if not (isinstance(fill_na, str) and fill_na == "pandas_default"):
+            frame = frame.fillna(fill_na)
+        frame = filter_rows(frame, include_if, f"CSVDataset({file_path!r})")
+        self.parent_path = os.path.dirname(os.path.abspath(file_path))
+        super().__init__(frame.to_dict(orient="index"))

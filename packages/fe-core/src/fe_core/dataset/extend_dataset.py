@@ -1,0 +1,89 @@
+"""`ExtendDataset`: stretch or shrink a dataset's epoch to a chosen length."""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+import numpy as np
+
+from fe_core.dataset.dataset import DatasetArgumentError, DatasetSummary
+from fe_core.export import fe_export
+
+__all__ = ["ExtendDataset"]
+
+
+@fe_export("fe.dataset.extend_dataset.ExtendDataset", "fe.dataset.ExtendDataset")
+class ExtendDataset:
+    """ExtendDataset either extends or contracts the length of provided Dataset.
+
+    An epoch has `spoof_length` samples. At the start of every epoch the Pipeline asks for a new index map: whole
+    passes over the original dataset (shuffled when the epoch shuffles), cut at `spoof_length`, so a shorter epoch
+    sees different samples each time and a longer one repeats every sample before any repeats twice.
+
+    Args:
+        dataset: The Original dataset(s) which need expansion or contraction.
+        spoof_length: Length to which original dataset must be expanded or contracted to. (New desired length)
+
+    Raises:
+        DatasetArgumentError: If `spoof_length` is not a positive int or the dataset is empty.
+
+    Example:
+        >>> from fe_core.dataset import NumpyDataset
+        >>> ds = ExtendDataset(NumpyDataset({"x": np.arange(3)}), spoof_length=7)
+        >>> len(ds), [int(ds[i]["x"]) for i in range(7)]
+        (7, [0, 1, 2, 0, 1, 2, 0])
+    """
+
+    def __init__(self, dataset: Any, spoof_length: int) -> None:
+        if not isinstance(spoof_length, int) or isinstance(spoof_length, bool) or spoof_length < 1:
+            raise DatasetArgumentError(f"ExtendDataset spoof_length must be a positive int, got {spoof_length!r}")
+        if len(dataset) == 0:
+            raise DatasetArgumentError("ExtendDataset needs a non-empty dataset")
+        self.dataset = dataset
+        self.spoof_length = spoof_length
+        self.index_map = np.arange(spoof_length) % len(dataset)
+        if callable(getattr(dataset, "get_batch", None)):
+            self.get_batch = self._get_batch
+
+    def __len__(self) -> int:
+        return self.spoof_length
+
+    def __getitem__(self, index: Union[int, str]) -> Any:
+        if isinstance(index, str):
+            return self.dataset[index]
+        return self.dataset[int(self.index_map[index])]
+
+    def _get_batch(self, indices: Union[Sequence[int], np.ndarray], keys: Optional[Iterable[str]] = None
+                   ) -> Dict[str, Any]:
+        return self.dataset.get_batch(self.index_map[np.asarray(indices)], keys=keys)
+
+    def keys(self) -> List[str]:
+        keys = getattr(self.dataset, "keys", None)
+        return list(keys()) if callable(keys) else list(self.dataset[0])
+
+    def fe_reset_ds(self, shuffle: bool = True, *, seed: Optional[int] = None) -> None:
+        """Draw this epoch's index map (whole passes over the dataset, each permuted when `shuffle`).
+
+        Args:
+            shuffle: Whether to permute each pass.
+            seed: A seed for the permutations (default: numpy's global random state).
+        """
+        size = len(self.dataset)
+        rng = np.random.RandomState(seed) if seed is not None else np.random
+        passes = -(-self.spoof_length // size)
+        parts = [rng.permutation(size) if shuffle else np.arange(size) for _ in range(passes)]
+        self.index_map = np.concatenate(parts)[:self.spoof_length]
+        if hasattr(self.dataset, "fe_reset_ds"):
+            self.dataset.fe_reset_ds(shuffle, seed=seed)
+
+    def summary(self) -> DatasetSummary:
+        """The wrapped dataset's summary, with `num_instances` = `spoof_length`."""
+        summary = self.dataset.summary()
+        summary.num_instances = self.spoof_length
+        return summary
+
+    def get_state(self) -> Dict[str, Any]:
+        """Checkpoint state: none (the index map is re-drawn from numpy's random state each epoch)."""
+        return {}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Restore what `get_state` returned."""

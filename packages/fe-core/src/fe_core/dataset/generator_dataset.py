@@ -1,0 +1,81 @@
+"""`GeneratorDataset`: samples drawn from a Python generator, a fixed number per epoch."""
+from __future__ import annotations
+
+from typing import Any, Dict, Generator, List, Optional
+
+from fe_core.dataset.dataset import DatasetArgumentError, DatasetSummary, FEDataset, _summarize_values
+from fe_core.export import fe_export
+
+__all__ = ["GeneratorDataset"]
+
+
+@fe_export("fe.dataset.generator_dataset.GeneratorDataset", "fe.dataset.GeneratorDataset")
+class GeneratorDataset(FEDataset):
+    """A dataset from a generator function.
+
+    Every `dataset[i]` returns the generator's next sample (the index is ignored). For runs that repeat exactly and
+    resume mid-epoch, let the generator draw its randomness from numpy's global random state (np.random.*).
+
+    Args:
+        generator: The generator (an iterator of sample dicts) to draw samples from.
+        samples_per_epoch: How many samples should be drawn from the generator during an epoch. Note that the
+            generator will actually be invoked more times than the number specified here (the Pipeline looks at one
+            sample to learn the keys).
+
+    Raises:
+        DatasetArgumentError: If `samples_per_epoch` is not a positive int.
+
+    Example:
+        >>> def numbers():
+        ...     while True:
+        ...         yield {"x": np.random.rand(2)}
+        >>> ds = GeneratorDataset(numbers(), samples_per_epoch=100)
+        >>> len(ds), ds[0]["x"].shape
+        (100, (2,))
+    """
+
+    def __init__(self, generator: Generator[Dict[str, Any], int, None], samples_per_epoch: int) -> None:
+        if not isinstance(samples_per_epoch, int) or isinstance(samples_per_epoch, bool) or samples_per_epoch < 1:
+            raise DatasetArgumentError(f"GeneratorDataset samples_per_epoch must be a positive int, got "
+                                       f"{samples_per_epoch!r}")
+        self.generator = generator
+        self.samples_per_epoch = samples_per_epoch
+        self._keys: Optional[List[str]] = None
+
+    def __len__(self) -> int:
+        return self.samples_per_epoch
+
+    def __getitem__(self, index: int) -> Dict[str, Any]:
+        """The generator's next sample.
+
+        Raises:
+            IndexError: If `index` is out of range.
+            StopIteration: If the generator is exhausted.
+        """
+        if not -self.samples_per_epoch <= index < self.samples_per_epoch:
+            raise IndexError(f"GeneratorDataset index {index} out of range ({self.samples_per_epoch} samples)")
+        sample = next(self.generator)
+        if self._keys is None and isinstance(sample, dict):
+            self._keys = list(sample)
+        return sample
+
+    def keys(self) -> List[str]:
+        """The keys of the generator's samples (drawing one sample the first time)."""
+        if self._keys is None:
+            self[0]
+        return list(self._keys or [])
+
+    def _do_split(self, splits: Any) -> List["FEDataset"]:
+        raise DatasetArgumentError("GeneratorDataset cannot be split: its samples do not exist before they are drawn")
+
+    def summary(self) -> DatasetSummary:
+        """Generate a summary representation of this dataset (from one drawn sample).
+
+        Returns:
+            A summary representation of this dataset.
+        """
+        sample = self[0]
+        keys = {key: _summarize_values([value]) for key, value in sample.items()}
+        for key_summary in keys.values():
+            key_summary.num_unique_values = None
+        return DatasetSummary(num_instances=self.samples_per_epoch, keys=keys)

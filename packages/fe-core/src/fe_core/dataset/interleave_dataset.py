@@ -1,0 +1,185 @@
+"""`InterleaveDataset`: alternate whole batches from several datasets, step by step, following a pattern."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+from fe_core.dataset.dataset import DatasetArgumentError, DatasetSummary, FEDataset, KeySummary
+from fe_core.export import fe_export
+
+__all__ = ["InterleaveDataset", "interleaved_steps"]
+
+
+def _keys_of(dataset: Any) -> List[str]:
+    keys = getattr(dataset, "keys", None)
+    return list(keys()) if callable(keys) else list(dataset[0])
+
+
+def interleaved_steps(pattern: Sequence[int], batch_counts: Sequence[int]) -> int:
+    """How many steps an interleaved epoch has: follow `pattern` until the next dataset has no full batch left.
+
+    Args:
+        pattern: Dataset index per step (repeated).
+        batch_counts: Full batches each dataset yields in one pass.
+
+    Returns:
+        The number of steps.
+
+    Example:
+        >>> interleaved_steps([0, 0, 1], [5, 2])
+        5
+    """
+    uses = [pattern.count(which) for which in range(len(batch_counts))]
+    cycles = min(count // use for count, use in zip(batch_counts, uses) if use)
+    left = [count - cycles * use for count, use in zip(batch_counts, uses)]
+    steps = cycles * len(pattern)
+    for which in pattern:
+        if left[which] == 0:
+            break
+        left[which] -= 1
+        steps += 1
+    return steps
+
+
+@fe_export("fe.dataset.interleave_dataset.InterleaveDataset", "fe.dataset.InterleaveDataset")
+class InterleaveDataset(FEDataset):
+    """A Dataset class that can allow for a step-wise interleaving of multiple datasets.
+
+    This will be useful for training multi-task models when we vary dataset used on a per-step basis. For example,
+    given datasets `ds1` and `ds2`, these all take step 0 from ds1, step 1 from ds2, and repeat:
+    ```python
+    dataset = InterleaveDataset(datasets=[ds1, ds2])
+    dataset = InterleaveDataset(datasets=[ds1, ds2], pattern=[0, 1])
+    dataset = InterleaveDataset(datasets={"a": ds1, "b": ds2}, pattern=["a", "b"])
+    ```
+    Two steps of ds1 then three of ds2: `pattern=[0, 0, 1, 1, 1]` (or with names).
+
+    When datasets are given as a dictionary, its keys act as `ds_id`s for the Pipeline's ops, so each dataset can have
+    its own preprocessing and its own `Batch` (for example `Batch(batch_size=32, ds_id="a")`,
+    `Batch(batch_size=64, ds_id="b")`).
+
+    Limitations (as in FastEstimator): keys not common to all datasets should not be used by the Network or Traces;
+    each dataset behaves as if `drop_last` were True; the epoch ends when the pattern reaches a dataset with no full
+    batch left.
+
+    Args:
+        datasets: List of datasets or a dictionary with key being the dataset name, value being the dataset.
+        pattern: The step-wise interleaving pattern: dataset indices when `datasets` is a list, names when it is a
+            dictionary. Default: each dataset once, in order.
+
+    Raises:
+        DatasetArgumentError: If the pattern names unknown datasets or leaves a dataset out.
+    """
+
+    def __init__(self, datasets: Union[Mapping[str, Any], Sequence[Any]],
+                 pattern: Optional[Union[List[str], List[int]]] = None) -> None:
+        if isinstance(datasets, Mapping):
+            self.names: Optional[List[str]] = list(datasets)
+            self.datasets = list(datasets.values())
+            for name in self.names:
+                if not isinstance(name, str) or not name or name.startswith("!"):
+                    raise DatasetArgumentError(f"InterleaveDataset names must be strings not starting with '!', got "
+                                               f"{name!r}")
+        else:
+            self.names = None
+            self.datasets = list(datasets)
+        if not self.datasets:
+            raise DatasetArgumentError("InterleaveDataset needs at least one dataset")
+        if pattern is None:
+            self.pattern = list(range(len(self.datasets)))
+        elif self.names is not None:
+            unknown = [name for name in pattern if name not in self.names]
+            if unknown:
+                raise DatasetArgumentError(f"InterleaveDataset pattern names {unknown} are not datasets "
+                                           f"({self.names})")
+            self.pattern = [self.names.index(name) for name in pattern]  # type: ignore[arg-type]
+        else:
+            bad = [which for which in pattern if not isinstance(which, int) or not 0 <= which < len(self.datasets)]
+            if bad:
+                raise DatasetArgumentError(f"InterleaveDataset pattern entries {bad} are not dataset indices "
+                                           f"0..{len(self.datasets) - 1}")
+            self.pattern = list(pattern)  # type: ignore[arg-type]
+        unused = [which for which in range(len(self.datasets)) if which not in self.pattern]
+        if unused:
+            raise DatasetArgumentError(f"InterleaveDataset pattern never uses datasets {unused}")
+        self.batch_sizes: List[int] = [1] * len(self.datasets)
+
+    def set_batch_sizes(self, batch_sizes: List[int]) -> None:
+        """Set the batch size of each dataset (used for `len()`; the Pipeline uses each ds_id's own batch size).
+
+        Raises:
+            DatasetArgumentError: If the count or values are invalid.
+        """
+        if len(batch_sizes) != len(self.datasets) or any(not isinstance(b, int) or b < 1 for b in batch_sizes):
+            raise DatasetArgumentError(f"InterleaveDataset needs {len(self.datasets)} positive batch sizes, got "
+                                       f"{batch_sizes}")
+        self.batch_sizes = list(batch_sizes)
+
+    def sub_ds_ids(self, ds_id: str) -> List[str]:
+        """The ds_id each dataset's ops are chosen with: its name, or the Pipeline's `ds_id` for a list."""
+        return list(self.names) if self.names is not None else [ds_id] * len(self.datasets)
+
+    def __len__(self) -> int:
+        """Steps per epoch with the batch sizes set by `set_batch_sizes` (1 each by default)."""
+        return interleaved_steps(self.pattern, [len(dataset) // size
+                                                for dataset, size in zip(self.datasets, self.batch_sizes)])
+
+    def __getitem__(self, index: int) -> Dict[str, Any]:
+        """Sample `index` of the concatenated datasets (for inspection; the Pipeline interleaves whole batches)."""
+        for dataset in self.datasets:
+            if index < len(dataset):
+                return dataset[index]
+            index -= len(dataset)
+        raise IndexError("InterleaveDataset index out of range")
+
+    def keys(self) -> List[str]:
+        """The keys common to every dataset."""
+        common = set(_keys_of(self.datasets[0]))
+        for dataset in self.datasets[1:]:
+            common &= set(_keys_of(dataset))
+        return sorted(common)
+
+    def fe_reset_ds(self, shuffle: bool = True, *, seed: Optional[int] = None) -> None:
+        """Forward the per-epoch reset to the datasets that have one.
+
+        Args:
+            shuffle: Whether to shuffle.
+            seed: A random seed to control the shuffling.
+        """
+        for dataset in self.datasets:
+            if hasattr(dataset, "fe_reset_ds"):
+                dataset.fe_reset_ds(shuffle, seed=seed)
+
+    def split(self, *fractions: Any, seed: Optional[int] = None,
+              stratify: Optional[str] = None) -> Union["InterleaveDataset", List["InterleaveDataset"]]:
+        """Split every dataset with the same arguments; one InterleaveDataset (same names and pattern) per fraction.
+
+        Raises:
+            NotImplementedError: If the user created this dataset using one or more non-FEDataset inputs.
+        """
+        if not all(isinstance(dataset, FEDataset) for dataset in self.datasets):
+            raise NotImplementedError("InterleaveDataset.split needs every input dataset to be an FEDataset")
+        parts = [dataset.split(*fractions, seed=seed, stratify=stratify) for dataset in self.datasets]
+        parts = [part if isinstance(part, list) else [part] for part in parts]
+        children = []
+        for index in range(len(parts[0])):
+            members = [part[index] for part in parts]
+            child = InterleaveDataset(dict(zip(self.names, members)) if self.names is not None else members,
+                                      pattern=[self.names[w] for w in self.pattern] if self.names is not None
+                                      else list(self.pattern))
+            child.batch_sizes = list(self.batch_sizes)
+            children.append(child)
+        return children[0] if len(children) == 1 else children
+
+    def summary(self) -> DatasetSummary:
+        """Generate a summary representation of this dataset (the common keys; one instance per step).
+
+        Returns:
+            A summary representation of this dataset.
+        """
+        common = self.keys()
+        keys: Dict[str, KeySummary] = {}
+        first = self.datasets[0]
+        first_keys = first.summary().keys if isinstance(first, FEDataset) else {}
+        for key in common:
+            keys[key] = first_keys.get(key, KeySummary(dtype="unknown"))
+        return DatasetSummary(num_instances=len(self), keys=keys)
