@@ -8,6 +8,7 @@ from fe_core.util.cli_parsing import SaveAction, parse_cli_to_dictionary, parse_
 from fe_core.util.colors import get_colors
 from fe_core.util.config_helpers import IfElse, param_to_range
 from fe_core.util.console import LogSplicer, draw, in_notebook, warn
+from fe_core.util.display import BatchDisplay, Display, GridDisplay, ImageDisplay
 from fe_core.util.devices import cpu_count, get_gpu_info, get_num_devices, get_num_gpus
 from fe_core.util.download_progress import bar_custom, callback_progress
 from fe_core.util.downloads import ChecksumError, DownloadError, download, file_digest
@@ -28,5 +29,5 @@ __all__ = [
     "list_files", "get_batch_size", "get_shape", "get_type", "to_number", "count_params", "get_model_parameters",
     "get_optimizer_name", "pad_batch", "pad_data", "is_number", "prettify_metric_name", "strip_prefix",
     "strip_suffix", "Suppressor", "detach_tensors", "move_tensors_to_device", "Timer", "FEID", "DefaultKeyDict",
-    "Flag", "NonContext",
+    "Flag", "NonContext", "Display", "ImageDisplay", "BatchDisplay", "GridDisplay",
 ]
