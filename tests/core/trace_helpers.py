@@ -21,8 +21,11 @@ def make_system(trace: Trace, mode: str = "eval", epoch: int = 1, network: Any =
 
 def run_epoch(trace: Trace, batches: Sequence[Mapping[str, Any]] = (),
               per_ds: Optional[Dict[str, Sequence[Mapping[str, Any]]]] = None, mode: str = "eval", epoch: int = 1,
-              system: Optional[System] = None) -> Data:
-    """Run one epoch of `trace` over batches of numpy data (dicts); return the epoch-end Data."""
+              system: Optional[System] = None, end_logs: Optional[Mapping[str, Any]] = None) -> Data:
+    """Run one epoch of `trace` over batches of numpy data (dicts); return the epoch-end Data.
+
+    `end_logs` are values other traces logged before this one's on_epoch_end (metrics, for example).
+    """
     if system is None:
         system = make_system(trace, mode=mode, epoch=epoch)
     system.mode, system.epoch_idx = mode, epoch
@@ -42,5 +45,7 @@ def run_epoch(trace: Trace, batches: Sequence[Mapping[str, Any]] = (),
         if isinstance(trace, PerDSTrace):
             trace.on_ds_end(DSData(ds_id, end_data) if ds_id else end_data)
     system.ds_id = ""
+    for key, value in (end_logs or {}).items():
+        end_data.write_with_log(key, value)
     trace.on_epoch_end(end_data)
     return end_data

@@ -6,5 +6,6 @@ from fe_core.trace.io.csv_logger import CSVLogger
 from fe_core.trace.io.model_saver import ModelSaver
 from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.io.tensorboard import TensorBoard
+from fe_core.trace.io.test_report import TestCase, TestReport
 
-__all__ = ["BestModelSaver", "CSVLogger", "ModelSaver", "RestoreWizard", "TensorBoard"]
+__all__ = ["BestModelSaver", "CSVLogger", "ModelSaver", "RestoreWizard", "TensorBoard", "TestCase", "TestReport"]
