@@ -18,7 +18,9 @@ def _work_dtype(dtype: np.dtype) -> type:
 
 @fe_export("fe.op.numpyop.univariate.minmax.Minmax", "fe.op.numpyop.univariate.Minmax")
 class Minmax(UnivariateOp):
-    """Normalize each sample as `(x - min(x)) / max(max(x) - min(x), epsilon)`, giving float32.
+    """Normalize each sample as `(x - min(x)) / max(max(x) - min(x), epsilon)`, then map [0, 1] to [new_min, new_max].
+
+    The result is float32.
 
     Batch-capable: on a batch the minimum and maximum are taken per sample, so results equal the per-sample ones
     exactly.
@@ -28,7 +30,9 @@ class Minmax(UnivariateOp):
         outputs: Key(s) to write.
         mode: Mode(s) to run in.
         ds_id: Dataset id(s) to run on.
-        epsilon: Lower bound of the divisor (a constant sample becomes all zeros).
+        epsilon: Lower bound of the divisor (a constant sample becomes all `new_min`).
+        new_min: The desired minimum value after the minmax operation.
+        new_max: The desired maximum value after the minmax operation.
 
     Example:
         >>> Minmax("x", "x").forward([np.array([2, 4, 6], dtype=np.uint8)], {})[0].tolist()
@@ -42,9 +46,20 @@ class Minmax(UnivariateOp):
                  outputs: Union[str, Iterable[str]],
                  mode: Union[None, str, Iterable[str]] = None,
                  ds_id: Union[None, str, Iterable[str]] = None,
-                 epsilon: float = 1e-7) -> None:
+                 epsilon: float = 1e-7,
+                 new_min: float = 0.0,
+                 new_max: float = 1.0) -> None:
         super().__init__(inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id)
         self.epsilon = epsilon
+        self.new_min = new_min
+        self.new_max = new_max
+        self._rescale = (new_min, new_max) != (0.0, 1.0)
+
+    def _to_range(self, out: np.ndarray) -> np.ndarray:
+        if self._rescale:
+            out *= out.dtype.type(self.new_max - self.new_min)
+            out += out.dtype.type(self.new_min)
+        return out.astype(np.float32, copy=False)
 
     def transform_sample(self, value: Any) -> np.ndarray:
         value = np.asarray(value)
@@ -56,7 +71,7 @@ class Minmax(UnivariateOp):
         out = value.astype(work)
         out -= low
         out /= scale
-        return out.astype(np.float32, copy=False)
+        return self._to_range(out)
 
     def transform_batch(self, values: Any) -> np.ndarray:
         values = np.asarray(values)
@@ -71,4 +86,4 @@ class Minmax(UnivariateOp):
         out = values.astype(work)
         out -= low
         out /= scale
-        return out.astype(np.float32, copy=False)
+        return self._to_range(out)

@@ -1,14 +1,17 @@
-"""`UnivariateOp`: the base of ops that transform each input key on its own into the matching output key."""
+"""The bases of univariate ops: `UnivariateOp` (each input key transformed on its own into the matching output key)
+and `ImageOnlyAlbumentation` (an albumentations image-only transform; defined with the albumentations glue in
+`fe_core.op.numpyop.albumentations_support` and re-exported here, where FastEstimator has it)."""
 from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Union
 
 import numpy as np
 
-from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.export import fe_export
+from fe_core.op.numpyop.albumentations_support import ImageOnlyAlbumentation
+from fe_core.op.numpyop.numpyop import NumpyOp
 
-__all__ = ["UnivariateOp"]
+__all__ = ["UnivariateOp", "ImageOnlyAlbumentation"]
 
 
 @fe_export("fe.op.numpyop.univariate.univariate.UnivariateOp", "fe.op.numpyop.univariate.UnivariateOp")

@@ -1,0 +1,43 @@
+"""`RandomGamma`: apply a random gamma transform."""
+from __future__ import annotations
+
+from typing import Iterable, Tuple, Union
+
+from fe_core.export import fe_export
+from fe_core.op.numpyop.albumentations_support import ImageOnlyAlbumentation, import_albumentations
+
+__all__ = ["RandomGamma"]
+
+
+@fe_export("fe.op.numpyop.univariate.random_gamma.RandomGamma", "fe.op.numpyop.univariate.RandomGamma")
+class RandomGamma(ImageOnlyAlbumentation):
+    """Apply a gamma transform to an image.
+
+    A wrapper of albumentations' `RandomGamma`. Its random parameters are drawn from numpy's global random state (so
+    `fe.enable_deterministic` repeats them), and with several input keys every image gets the same random parameters.
+
+    Args:
+        inputs: Key(s) of images to be modified.
+        outputs: Key(s) into which to write the modified images.
+        mode: What mode(s) to execute this Op in ("train", "!infer", ...); None runs in every mode.
+        ds_id: What dataset id(s) to execute this Op in ("ds1", "!ds1", ...); None runs on every dataset.
+        gamma_limit: Range of gamma in percent (100 keeps the image). If gamma_limit is a single value, the range will
+            be (-gamma_limit, gamma_limit).
+
+    Image types:
+        uint8, float32
+
+    Raises:
+        MissingExtraError: If albumentations (the `image` extra) is not installed.
+        ValueError: If an argument is outside the range albumentations accepts.
+    """
+
+    def __init__(self,
+                 inputs: Union[str, Iterable[str]],
+                 outputs: Union[str, Iterable[str]],
+                 mode: Union[None, str, Iterable[str]] = None,
+                 ds_id: Union[None, str, Iterable[str]] = None,
+                 gamma_limit: Union[int, Tuple[int, int]] = (80, 120)) -> None:
+        albumentations = import_albumentations("RandomGamma")
+        func = albumentations.RandomGamma(gamma_limit=gamma_limit, p=1.0)
+        super().__init__(func, inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id)
