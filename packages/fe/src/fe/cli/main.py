@@ -1,4 +1,4 @@
-"""The `fe` command: `fe train`, `fe test`, `fe logs` (`fe COMMAND --help` for each)."""
+"""The `fe` command: `fe train`, `fe test`, `fe run`, `fe logs`, `fe plot`, `fe history` (`fe COMMAND --help`)."""
 from __future__ import annotations
 
 import argparse
@@ -6,10 +6,15 @@ import sys
 from typing import List, NoReturn, Optional
 
 from fe.cli.errors import USAGE_EXIT_CODE, CLIError
+from fe.cli.history import configure_history_parser
 from fe.cli.logs import add_logs_parser
+from fe.cli.plot import configure_plot_parser
+from fe.cli.run import configure_run_parser
 from fe.cli.train import add_test_parser, add_train_parser
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "run_main"]
+
+_COMMANDS = ("train", "test", "run", "logs", "plot", "history")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -29,7 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers.required = True
     add_train_parser(subparsers)
     add_test_parser(subparsers)
+    configure_run_parser(subparsers)
     add_logs_parser(subparsers)
+    configure_plot_parser(subparsers)
+    configure_history_parser(subparsers)
     return parser
 
 
@@ -44,13 +52,22 @@ def main(argv: Optional[List[str]] = None) -> int:
     """
     tokens = list(sys.argv[1:] if argv is None else argv)
     command = next((token for token in tokens if not token.startswith("-")), "")
-    prog = f"fe {command}" if command in ("train", "test", "logs") else "fe"
+    prog = f"fe {command}" if command in _COMMANDS else "fe"
     try:
         args, unknown = build_parser().parse_known_args(tokens)
         return int(args.func(args, unknown) or 0)
     except CLIError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return USAGE_EXIT_CODE
+
+
+def run_main(argv: Optional[List[str]] = None) -> int:
+    """Parse `argv` and run the requested command (FastEstimator's name for `main`).
+
+    Returns:
+        The exit code.
+    """
+    return main(argv)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ from fe.cli.errors import USAGE_EXIT_CODE, CLIError
 from fe.cli.hyperparameters import check_arguments, load_hyperparameters, parse_cli_to_dictionary
 from fe.cli.script import find_get_estimator, load_entry_point
 
-__all__ = ["add_train_parser", "add_test_parser", "train", "test", "build_estimator", "run_main"]
+__all__ = ["add_train_parser", "add_test_parser", "configure_train_parser", "configure_test_parser", "train", "test",
+           "build_estimator", "run_main"]
 
 _WARMUP = {"true": True, "false": False}
 
@@ -43,28 +44,29 @@ def _has_test_data(estimator: Any) -> bool:
     return "test" in getattr(getattr(estimator, "pipeline", None), "data", {})
 
 
-def _fit_and_test(estimator: Any, summary: Optional[str], warmup: bool, run_test: bool) -> int:
-    estimator.fit(summary=summary, warmup=warmup)
+def _fit_and_test(estimator: Any, summary: Optional[str], warmup: bool, run_test: bool, eager: bool = False) -> int:
+    estimator.fit(summary=summary, warmup=warmup, eager=eager)
     if run_test and _has_test_data(estimator):
-        estimator.test(summary=summary)
+        estimator.test(summary=summary, eager=eager)
     return 0
 
 
-def _parse_warmup(text: str) -> bool:
+def _parse_warmup(text: str, flag: str = "--warmup") -> bool:
     try:
-        return _WARMUP[text.lower()]
+        return _WARMUP[str(text).lower()]
     except KeyError:
-        raise CLIError(f"--warmup must be true or false, got {text!r}") from None
+        raise CLIError(f"{flag} must be true or false, got {text!r}") from None
 
 
 def train(args: argparse.Namespace, unknown: List[str]) -> int:
     """Run `fe train`: fit the script's Estimator, then test it when its pipeline has test data."""
     warmup = _parse_warmup(args.warmup)
+    eager = _parse_warmup(args.eager, "--eager")
     arguments = _get_arguments(args, unknown)
     module = load_entry_point(args.entry_point)
     where = f"get_estimator() in {args.entry_point}"
     estimator = build_estimator(find_get_estimator(module, args.entry_point), arguments, where)
-    return _fit_and_test(estimator, args.summary, warmup, run_test=not args.no_test)
+    return _fit_and_test(estimator, args.summary, warmup, run_test=not args.no_test, eager=eager)
 
 
 def test(args: argparse.Namespace, unknown: List[str]) -> int:
@@ -75,7 +77,7 @@ def test(args: argparse.Namespace, unknown: List[str]) -> int:
     estimator = build_estimator(find_get_estimator(module, args.entry_point), arguments, where)
     if not _has_test_data(estimator):
         raise CLIError(f"the pipeline built by {where} has no test data")
-    estimator.test(summary=args.summary)
+    estimator.test(summary=args.summary, eager=_parse_warmup(args.eager, "--eager"))
     return 0
 
 
@@ -84,6 +86,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hyperparameters", dest="hyperparameters_json", metavar="JSON_FILE",
                         help="a JSON file of get_estimator() arguments (command-line ones win)")
     parser.add_argument("--summary", default=None, help="experiment name")
+    parser.add_argument("--eager", default="false",
+                        help="run TensorFlow eagerly instead of in tf.function (true or false; torch ignores it)")
     parser.add_argument_group("get_estimator() arguments",
                               "any other --name value pair is passed to get_estimator(name=value), e.g. --epochs 2 "
                               "--batch_size 64; values are parsed as JSON or Python literals")
@@ -108,6 +112,16 @@ def add_test_parser(subparsers: Any) -> None:
                                    allow_abbrev=False)
     _add_common(parser)
     parser.set_defaults(func=test)
+
+
+def configure_train_parser(subparsers: Any) -> None:
+    """Add the `train` command to `subparsers` (FastEstimator's name for `add_train_parser`)."""
+    add_train_parser(subparsers)
+
+
+def configure_test_parser(subparsers: Any) -> None:
+    """Add the `test` command to `subparsers` (FastEstimator's name for `add_test_parser`)."""
+    add_test_parser(subparsers)
 
 
 def run_main(get_estimator: Callable[..., Any], argv: Optional[List[str]] = None, prog: str = "python -m") -> int:

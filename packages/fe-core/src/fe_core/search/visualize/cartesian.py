@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, List, Optional, Sequence, Union
 
 from fe_core.export import fe_export
@@ -87,4 +88,6 @@ def visualize_cartesian(search: Union[Search, str],
 def _file_name(title: Optional[str], search: Union[Search, str]) -> str:
     if title:
         return "".join(char if char.isalnum() or char in "-_" else "_" for char in title)
-    return search.name if isinstance(search, Search) else "search"
+    if isinstance(search, Search):
+        return search.name
+    return os.path.splitext(os.path.basename(os.fspath(search)))[0] or "search"
