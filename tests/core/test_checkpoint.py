@@ -305,8 +305,16 @@ def rewrite_state_json(directory: str, edit) -> None:
     with open(system_path, encoding="utf-8") as file:
         meta = json.load(file)
     meta["files"]["state.json"] = {"size": len(text.encode()), "sha256": hashlib.sha256(text.encode()).hexdigest()}
+    resign_system_json(meta)
     with open(system_path, "w", encoding="utf-8") as file:
         json.dump(meta, file)
+
+
+def resign_system_json(meta) -> None:
+    """Recompute system.json's own digest (canonical JSON of everything else), as an attacker could."""
+    covered = {key: value for key, value in meta.items() if key != "system_sha256"}
+    meta["system_sha256"] = hashlib.sha256(json.dumps(covered, sort_keys=True, separators=(",", ":")).encode()
+                                           ).hexdigest()
 
 
 def test_tampered_checkpoint_with_a_valid_manifest_still_runs_no_code(backend, tmp_path):
@@ -360,7 +368,7 @@ def test_missing_file_is_refused_naming_it(backend, tmp_path):
 
 @pytest.mark.parametrize("field, value, message", [
     ("format", "something-else", "expected format 'fe-checkpoint', found 'something-else'"),
-    ("version", 99, "format version 99; this fe-core reads version 1"),
+    ("version", 99, "format version 99; this fe-core reads versions"),
 ])
 def test_wrong_format_or_version_is_refused(backend, tmp_path, field, value, message):
     directory = str(tmp_path / "ckpt")

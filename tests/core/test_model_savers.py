@@ -282,7 +282,7 @@ def test_saver_state_round_trips_through_save_state_and_load_state(tmp_path):
     estimator, (best, every) = build()
     estimator.fit()
     state = get_object_state(best)
-    assert {"best", "since_best", "model_path", "metric"} <= set(state)
+    assert set(state) == {"best", "since_best", "model_file"}  # names only: paths are the script's configuration
     assert "model" not in state and "system" not in state
     assert math.isfinite(best.best)
     estimator.system.save_state(str(tmp_path / "ckpt"))
@@ -290,7 +290,6 @@ def test_saver_state_round_trips_through_save_state_and_load_state(tmp_path):
     fresh, (fresh_best, fresh_every) = build()
     assert fresh_best.metric is None and fresh_best.best == math.inf and fresh_every.saved_files == []
     fresh.system.load_state(str(tmp_path / "ckpt"))
-    assert (fresh_best.metric, fresh_best.outputs) == ("mse", ["since_best_mse", "min_mse"])
     assert (fresh_best.best, fresh_best.since_best, fresh_best.model_path) == (best.best, best.since_best,
                                                                                best.model_path)
     assert fresh_every.saved_files == every.saved_files

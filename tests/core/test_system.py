@@ -263,7 +263,8 @@ def test_save_and_load_restore_progress_summary_and_graphs(backend, tmp_path):
     restored.load_state(str(tmp_path / "ckpt"))
     assert (restored.global_step, restored.epoch_idx, restored.batch_idx, restored.mode) == (120, 3, 7, "train")
     assert (restored.exp_id, restored.experiment_time) == (saved_id, saved_time)
-    assert restored.eval_log_steps == ([1, 50], 80) and restored.eval_log_steps_request == [1, 50]
+    assert restored.eval_log_steps == ([1, 50], 80)
+    assert restored.eval_log_steps_request == []  # the script's configuration, never the checkpoint's
     assert restored.summary.name == "exp"
     loss = restored.summary.history["train"]["loss"]
     assert loss == {120: 0.25} and type(loss[120]) is np.float32 and list(loss) == [120]
@@ -402,5 +403,6 @@ def test_system_json_is_human_readable(backend, tmp_path):
     with open(tmp_path / "ckpt" / "system.json", encoding="utf-8") as file:
         meta = json.load(file)
     assert meta["system"]["global_step"] == 17 and meta["system"]["total_epochs"] == 2
-    assert meta["models"] == [{"name": "net", "files": ["net.npy", "net_opt.npy"], "optimizer": True}]
+    assert meta["models"] == [{"name": "net", "files": ["net.npy", "net_opt.npy"], "optimizer": True,
+                               "auto_name": False}]
     assert set(meta["files"]) == {"state.json", "arrays.npz", "net.npy", "net_opt.npy"}

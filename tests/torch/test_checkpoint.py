@@ -85,8 +85,28 @@ class Payload:
 def test_loading_never_runs_code_from_the_file(tmp_path: Any) -> None:
     model = build(model_fn=LeNet, optimizer_fn="adam", model_name="evil")
     torch.save({"conv1.weight": Payload()}, tmp_path / "evil.pt")
-    with pytest.raises(pickle.UnpicklingError):
+    with pytest.raises(ValueError, match=r"evil\.pt'.*damaged or not a weights-only torch file") as caught:
         BACKEND.load_model(model, str(tmp_path), load_optimizer=False)
+    assert isinstance(caught.value.__cause__, pickle.UnpicklingError)  # torch's weights-only unpickler refused it
+
+
+def test_a_truncated_weights_file_is_refused_naming_the_file(tmp_path: Any) -> None:
+    model = build(model_fn=LeNet, optimizer_fn="adam", model_name="cut")
+    BACKEND.save_model(model, str(tmp_path), save_optimizer=False)
+    path = tmp_path / "cut.pt"
+    os.truncate(path, os.path.getsize(path) // 2)
+    with pytest.raises(ValueError, match=r"cut\.pt'.*damaged"):
+        BACKEND.load_model(model, str(tmp_path), load_optimizer=False)
+
+
+def test_checkpointed_tensors_name_dtypes_from_a_fixed_table() -> None:
+    """A dtype name read from a checkpoint is never looked up on the torch module (`_dynamo` would import code)."""
+    reducer = next(r for r in BACKEND.state_reducers() if r.name.startswith("torch"))
+    restored = reducer.restore(reducer.reduce(torch.arange(3, dtype=torch.int16)))
+    assert restored.dtype == torch.int16 and restored.tolist() == [0, 1, 2]
+    for name in ("_dynamo", "compile", "nn", "float32.__class__"):
+        with pytest.raises(ValueError, match="not one of"):
+            reducer.restore({"dtype": name, "value": np.zeros(2)})
 
 
 def test_weights_that_do_not_fit_are_reported_with_the_model_name(tmp_path: Any) -> None:

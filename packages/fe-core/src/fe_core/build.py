@@ -71,6 +71,7 @@ def build(model_fn: Callable[[], Any],
         raise ValueError("model_fn returned no model")
     optimizers = [None] * len(models) if optimizer_fn is None else _per_model(optimizer_fn)
     weights = [None] * len(models) if weights_path is None else _per_model(weights_path)
+    automatic = model_name is None
     names = to_list(model_name) if model_name is not None else _default_names(len(models))
     counts = {"models": len(models), "optimizers": len(optimizers), "weights paths": len(weights),
               "model names": len(names)}
@@ -83,5 +84,7 @@ def build(model_fn: Callable[[], Any],
         if backend is None:
             raise ValueError(f"No installed backend recognises the model of type {type(model).__module__}."
                              f"{type(model).__qualname__} returned by model_fn")
-        compiled.append(backend.compile_model(model, optimizer, weight, name, mixed_precision))
+        built = backend.compile_model(model, optimizer, weight, name, mixed_precision)
+        built.fe_auto_name = automatic  # RestoreWizard matches automatically named models by position
+        compiled.append(built)
     return compiled[0] if len(compiled) == 1 else compiled

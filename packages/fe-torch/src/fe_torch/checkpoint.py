@@ -58,7 +58,11 @@ def _atomic_save(obj: Any, path: str) -> None:
 def _load(path: str, device: torch.device, what: str, model_name: str) -> Any:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"Cannot load the {what} of torch model {model_name!r}: {path!r} does not exist")
-    return torch.load(path, map_location=device, weights_only=True)
+    try:
+        return torch.load(path, map_location=device, weights_only=True)
+    except Exception as error:  # pylint: disable=broad-except  (torch raises OSError, RuntimeError, pickle errors...)
+        raise ValueError(f"Cannot load the {what} of torch model {model_name!r} from {path!r}: the file is damaged "
+                         f"or not a weights-only torch file ({type(error).__name__}: {error})") from error
 
 
 def _accumulation_states(model: Any) -> List[Dict[str, Any]]:

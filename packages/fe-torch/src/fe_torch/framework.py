@@ -20,8 +20,28 @@ def _reduce_tensor(tensor: torch.Tensor) -> Dict[str, Any]:
     return {"dtype": str(tensor.dtype).replace("torch.", ""), "value": devices.to_numpy(tensor)}
 
 
+# The dtypes a checkpointed tensor may name: an explicit table, so a name read from a checkpoint is never looked up
+# on the torch module (getattr(torch, "_dynamo") would import and run code).
+_TENSOR_DTYPES: Dict[str, torch.dtype] = {
+    str(dtype).replace("torch.", ""): dtype
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128,
+                  torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool)
+}
+
+
 def _restore_tensor(data: Dict[str, Any]) -> torch.Tensor:
-    return torch.from_numpy(np.array(data["value"])).to(getattr(torch, data["dtype"]))
+    """Rebuild a tensor reduced by `_reduce_tensor` (the reducer's restore, run on checkpoint data).
+
+    Raises:
+        ValueError: If the data is malformed or names a dtype outside the table.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("dtype"), str) or "value" not in data:
+        raise ValueError(f"A checkpointed torch tensor should be {{'dtype': str, 'value': array}}, found {data!r:.80}")
+    dtype = _TENSOR_DTYPES.get(data["dtype"])
+    if dtype is None:
+        raise ValueError(f"A checkpointed torch tensor names the dtype {data['dtype']!r:.40}, which is not one of "
+                         f"{sorted(_TENSOR_DTYPES)}")
+    return torch.from_numpy(np.array(data["value"])).to(dtype)
 
 
 class TorchBackend(Backend):

@@ -10,8 +10,10 @@ Layout::
     arrays.npz    the numpy arrays `state.json` references by name (read with allow_pickle=False)
     <model files> whatever each backend's `save_model` wrote, in the framework's own safe format
 
-The manifest in `system.json` lists every other file with its size and sha256; reading verifies all of them before
-decoding anything. There is no pickle anywhere in the format.
+The manifest in `system.json` lists every other file with its size and sha256, and `system_sha256` covers the rest of
+`system.json` itself (version 2); reading verifies all of them before decoding anything. There is no pickle anywhere
+in the format, and nothing is read through a symbolic link: a checkpoint directory that is, or holds, a link is
+refused, so a checkpoint written by someone else cannot make fe read files outside it.
 """
 from __future__ import annotations
 
@@ -31,7 +33,8 @@ __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "SYSTEM_FILE", "STATE_FILE", "ARRAYS
            "write_checkpoint", "read_checkpoint", "is_checkpoint"]
 
 FORMAT_NAME = "fe-checkpoint"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+_READABLE_VERSIONS = (1, 2)  # version 1 had no system_sha256
 SYSTEM_FILE = "system.json"
 STATE_FILE = "state.json"
 ARRAYS_FILE = "arrays.npz"
@@ -46,10 +49,13 @@ class SavedModel:
         name: The model's name.
         files: The file names (relative to the checkpoint directory).
         optimizer: Whether the optimizer state was saved too.
+        auto_name: Whether the name was given automatically by `build` ('model', 'model1', ...), so that a re-run of
+            the script in the same process (whose automatic names count on) may still use the checkpoint.
     """
     name: str
     files: List[str] = field(default_factory=list)
     optimizer: bool = False
+    auto_name: bool = False
 
 
 @dataclass
@@ -145,12 +151,32 @@ def write_checkpoint(save_dir: str,
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
             "system": system_part,
-            "models": [{"name": m.name, "files": [f.replace(os.sep, "/") for f in m.files], "optimizer": m.optimizer}
-                       for m in models],
+            "models": [{"name": m.name, "files": [f.replace(os.sep, "/") for f in m.files], "optimizer": m.optimizer,
+                        "auto_name": m.auto_name} for m in models],
             "files": _manifest(tmp),
         }
+        meta["system_sha256"] = _meta_digest(meta)
         with open(os.path.join(tmp, SYSTEM_FILE), "w", encoding="utf-8") as file:
             json.dump(meta, file, indent=2, allow_nan=False)
+
+
+def _meta_digest(meta: Dict[str, Any]) -> str:
+    """The sha256 of everything in `system.json` but the digest itself (canonical JSON)."""
+    covered = {key: value for key, value in meta.items() if key != "system_sha256"}
+    return hashlib.sha256(json.dumps(covered, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _refuse_links(directory: str) -> None:
+    """Raise ValueError if `directory` is a symbolic link or anything inside it is one."""
+    if os.path.islink(directory):
+        raise ValueError(f"Checkpoint {directory!r} is a symbolic link; checkpoints are read only from real "
+                         f"directories")
+    for root, dirs, names in os.walk(directory, followlinks=False):
+        for name in dirs + names:
+            path = os.path.join(root, name)
+            if os.path.islink(path):
+                raise ValueError(f"Checkpoint {directory!r} holds a symbolic link {path!r}; nothing is read through "
+                                 f"links")
 
 
 def _read_json(path: str) -> Any:
@@ -206,7 +232,10 @@ def _saved_models(meta: Dict[str, Any], manifest_path: str) -> List[SavedModel]:
         for name in entry["files"]:
             if name not in meta["files"]:
                 raise ValueError(f"{manifest_path!r}: model {entry['name']!r} file {name!r} is not in the manifest")
-        saved.append(SavedModel(entry["name"], list(entry["files"]), entry["optimizer"]))
+        auto_name = entry.get("auto_name", False)
+        if not isinstance(auto_name, bool):
+            raise ValueError(f"{manifest_path!r}: models[{index}].auto_name should be true or false")
+        saved.append(SavedModel(entry["name"], list(entry["files"]), entry["optimizer"], auto_name))
     return saved
 
 
@@ -225,21 +254,25 @@ def read_checkpoint(load_dir: str, codec: Optional[StateCodec] = None) -> Checkp
 
     Raises:
         FileNotFoundError: If the directory or a file it lists is missing.
-        ValueError: If the format or version is wrong, a file's size or sha256 differs from the manifest, or the
-            state is malformed or names something outside the codec's allowlist (`CheckpointDecodeError`).
+        ValueError: If the format or version is wrong, `system.json` or a file differs from its sha256, the directory
+            is or holds a symbolic link, or the state is malformed or names something outside the codec's allowlist (`CheckpointDecodeError`).
     """
     directory = find_directory(os.path.abspath(load_dir))
     if directory is None:
         raise FileNotFoundError(f"No checkpoint directory at {os.path.abspath(load_dir)!r}")
+    _refuse_links(directory)
     manifest_path = os.path.join(directory, SYSTEM_FILE)
     meta = _read_json(manifest_path)
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
         found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
         raise ValueError(f"{manifest_path!r} is not an fe checkpoint: expected format {FORMAT_NAME!r}, "
                          f"found {found!r}")
-    if meta.get("version") != FORMAT_VERSION:
-        raise ValueError(f"{manifest_path!r} has checkpoint format version {meta.get('version')!r}; this fe-core "
-                         f"reads version {FORMAT_VERSION}")
+    version = meta.get("version")
+    if isinstance(version, bool) or version not in _READABLE_VERSIONS:
+        raise ValueError(f"{manifest_path!r} has checkpoint format version {version!r}; this fe-core reads versions "
+                         f"{list(_READABLE_VERSIONS)}")
+    if version >= 2 and meta.get("system_sha256") != _meta_digest(meta):
+        raise ValueError(f"{manifest_path!r} is corrupt: its contents do not match its system_sha256")
     _verify_manifest(directory, meta.get("files"))
     models = _saved_models(meta, manifest_path)
     system = meta.get("system")

@@ -1,10 +1,19 @@
 """What a checkpoint saves of a trace, an op or a dataset, and how it is put back.
 
+A checkpoint restores STATE (counters, statistics, random generators, weights), never CONFIGURATION that the script
+sets (file names, directories, keys, modes, hyperparameters): a checkpoint directory may have been written by someone
+else, and a changed script must win over an old checkpoint.
+
 An object chooses its state by defining `get_state() -> dict` and `set_state(state)`. Otherwise its state is the part
-of its instance `__dict__` that the checkpoint codec can store: counters, numbers, strings, numpy arrays, dicts and
-lists of those, numpy generators, summaries. Attributes that hold callables, modules, models, the `system` back
-reference or any other object the codec cannot store are configuration rebuilt by the user's script, not state, and
-are left out. What an explicit `get_state()` returns is never filtered: if part of it cannot be stored, saving fails.
+of its instance `__dict__` that the checkpoint codec can store (counters, numbers, strings, numpy arrays, dicts and
+lists of those, numpy generators, summaries), except configuration:
+    * attributes named like a parameter of the `__init__` of its class or a base class (FastEstimator's convention
+      stores constructor arguments under their own names: `CSVLogger(filename=...)` -> `self.filename`), and
+    * attributes that hold callables, modules, models, the `system` back reference or any other object the codec
+      cannot store (rebuilt by the user's script).
+Restoring sets only attributes the object already has, with a value of the same kind (a number stays a number, an
+array an array); configuration found in a checkpoint is ignored. What an explicit `get_state()` returns is never
+filtered: if part of it cannot be stored, saving fails.
 
 Example:
     >>> class Counter:
@@ -18,9 +27,11 @@ Example:
 """
 from __future__ import annotations
 
+import inspect
+import numbers
 import types
 from collections import defaultdict
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 import numpy as np
 
@@ -28,10 +39,54 @@ from fe_core.checkpoint.codec import StateCodec
 from fe_core.schedule.scheduler import Scheduler
 
 __all__ = ["get_object_state", "set_object_state", "stateful_objects", "get_object_states", "check_object_states",
-           "set_object_states", "SKIPPED_ATTRIBUTES"]
+           "set_object_states", "check_object_state", "SKIPPED_ATTRIBUTES", "configuration_names"]
 
 SKIPPED_ATTRIBUTES = frozenset({"system"})
 _MISSING = object()
+_CONFIGURATION: Dict[type, FrozenSet[str]] = {}
+
+
+def configuration_names(cls: type) -> FrozenSet[str]:
+    """The attribute names that are configuration for objects of `cls`: the parameters of every `__init__` in its MRO.
+
+    Example:
+        >>> class Saver:
+        ...     def __init__(self, save_dir, keep=2):
+        ...         self.save_dir, self.keep, self.saved = save_dir, keep, []
+        >>> sorted(configuration_names(Saver))
+        ['keep', 'save_dir']
+    """
+    names = _CONFIGURATION.get(cls)
+    if names is None:
+        found = set()
+        for klass in cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is None or klass is object:
+                continue
+            try:
+                parameters = inspect.signature(init).parameters
+            except (TypeError, ValueError):
+                continue
+            found.update(name for name in list(parameters)[1:])
+        names = _CONFIGURATION[cls] = frozenset(found)
+    return names
+
+
+def _same_kind(current: Any, saved: Any) -> bool:
+    """Whether a saved value may replace the current one (numbers by numbers, arrays by arrays, ...)."""
+    if isinstance(current, bool) or isinstance(saved, bool):
+        return isinstance(current, (bool, np.bool_)) and isinstance(saved, (bool, np.bool_))
+    if isinstance(current, numbers.Number) and isinstance(saved, numbers.Number):
+        return True
+    if current is None or saved is None:
+        return True  # an attribute that starts as None (a best value, a last loss) and is set during training
+    if isinstance(current, np.ndarray) or isinstance(saved, np.ndarray):
+        return isinstance(current, np.ndarray) and isinstance(saved, np.ndarray)
+    if isinstance(current, dict) and isinstance(saved, dict):
+        return True
+    if isinstance(current, (list, tuple)) and isinstance(saved, (list, tuple)):
+        return True
+    return isinstance(saved, type(current)) or isinstance(current, type(saved))
 
 
 def _has_method(obj: Any, name: str) -> bool:
@@ -61,9 +116,11 @@ def get_object_state(obj: Any, codec: Optional[StateCodec] = None) -> Dict[str, 
     if not attributes:
         return {}
     codec = codec or StateCodec()
+    configuration = configuration_names(type(obj))
     state = {}
     for name, value in attributes.items():
-        if name in SKIPPED_ATTRIBUTES or callable(value) or isinstance(value, types.ModuleType):
+        if name in SKIPPED_ATTRIBUTES or name in configuration or callable(value) or \
+                isinstance(value, types.ModuleType):
             continue
         if codec.can_encode(value):
             state[name] = value
@@ -105,10 +162,11 @@ def _update_dict_in_place(current: Dict[Any, Any], saved: Dict[Any, Any]) -> Non
 def set_object_state(obj: Any, state: Dict[str, Any]) -> None:
     """Put a state returned by `get_object_state` back into `obj`.
 
-    `obj.set_state(state)` is used if `obj` defines it. Otherwise each attribute is set, except that an attribute which
-    is a dict (or defaultdict) is updated in place (recursively, keys missing from the saved dict are removed) so
-    defaultdict factories survive, a numpy Generator gets its bit-generator state back in place, and an attribute that
-    already equals the saved value is left alone.
+    `obj.set_state(state)` is used if `obj` defines it. Otherwise each attribute is set, except that configuration
+    (see the module docstring) is ignored, an attribute which is a dict (or defaultdict) is updated in place
+    (recursively, keys missing from the saved dict are removed) so defaultdict factories survive, a numpy Generator
+    gets its bit-generator state back in place, and an attribute that already equals the saved value is left alone.
+    `check_object_state` tells beforehand whether a state fits.
 
     Args:
         obj: The object to restore.
@@ -126,7 +184,10 @@ def set_object_state(obj: Any, state: Dict[str, Any]) -> None:
     if attributes is None:
         raise TypeError(f"Cannot restore state {sorted(state)} into a {type(obj).__name__}: it has neither "
                         f"set_state() nor instance attributes")
+    configuration = configuration_names(type(obj))
     for name, value in state.items():
+        if name in configuration or name in SKIPPED_ATTRIBUTES:
+            continue  # the script's configuration wins over whatever a checkpoint says
         current = attributes.get(name, _MISSING)
         if isinstance(current, dict) and type(value) is dict:
             _update_dict_in_place(current, value)
@@ -135,6 +196,40 @@ def set_object_state(obj: Any, state: Dict[str, Any]) -> None:
             current.bit_generator.state = value.bit_generator.state
         elif current is _MISSING or not _same_value(current, value):
             setattr(obj, name, value)
+
+
+def check_object_state(obj: Any, state: Dict[str, Any], where: str) -> None:
+    """Check that a saved `state` fits `obj` before anything is restored (all or nothing).
+
+    An object with its own `set_state` may define `check_state(state)`, which raises ValueError for a state it could
+    not take; it is called here. Otherwise every saved attribute that is not configuration must exist on `obj` with a
+    value of the same kind.
+
+    Raises:
+        ValueError: Naming the attribute, the object and `where` (the checkpoint entry) when it does not fit.
+    """
+    if _has_method(obj, "set_state"):
+        if _has_method(obj, "check_state"):
+            try:
+                obj.check_state(state)
+            except (TypeError, KeyError, AttributeError) as error:
+                raise ValueError(f"{where}: {type(obj).__name__} cannot take the saved state: {error}") from error
+        return
+    if not state:
+        return
+    attributes = getattr(obj, "__dict__", None)
+    if attributes is None:
+        raise ValueError(f"{where}: a {type(obj).__name__} has no attributes to restore {sorted(state)} into")
+    configuration = configuration_names(type(obj))
+    for name, value in state.items():
+        if name in configuration or name in SKIPPED_ATTRIBUTES:
+            continue
+        if name not in attributes:
+            raise ValueError(f"{where}: {type(obj).__name__} has no attribute {name!r} (the checkpoint was saved from "
+                             f"a different object)")
+        if not _same_kind(attributes[name], value):
+            raise ValueError(f"{where}: {type(obj).__name__}.{name} is a {type(attributes[name]).__name__}, but the "
+                             f"checkpoint holds a {type(value).__name__}")
 
 
 def stateful_objects(items: Iterable[Any]) -> List[Any]:
@@ -183,9 +278,10 @@ def check_object_states(name: str, items: Iterable[Any], states: Any, descriptio
         raise ValueError(f"Checkpoint entry {name!r} holds {len(states)} saved states, but {len(objects)} "
                          f"{description} are in memory ({', '.join(type(obj).__name__ for obj in objects) or 'none'}); the "
                          f"script must build the same objects it had when the checkpoint was saved")
-    for index, state in enumerate(states):
+    for index, (obj, state) in enumerate(zip(objects, states)):
         if not isinstance(state, dict):
             raise ValueError(f"Checkpoint entry {name}[{index}] should be a dict, found a {type(state).__name__}")
+        check_object_state(obj, state, f"Checkpoint entry {name}[{index}]")
 
 
 def set_object_states(items: Iterable[Any], states: Sequence[Dict[str, Any]]) -> None:

@@ -22,6 +22,10 @@ __all__ = ["System"]
 PLAIN_ATTRIBUTES = ("mode", "ds_id", "exp_id", "global_step", "epoch_idx", "batch_idx", "total_epochs", "stop_training",
                     "log_steps", "train_steps_per_epoch", "eval_steps_per_epoch", "experiment_time",
                     "eval_log_steps_request", "eval_log_steps")
+# What a checkpoint restores of PLAIN_ATTRIBUTES: the run's position and counters. The rest (total_epochs, log_steps,
+# steps per epoch, the requested eval log steps) is configuration the script sets; it is saved for the record only.
+STATE_ATTRIBUTES = ("mode", "ds_id", "exp_id", "global_step", "epoch_idx", "batch_idx", "stop_training",
+                    "experiment_time", "eval_log_steps")
 # fe_core.checkpoint imports fe_core.summary, so the checkpoint modules are imported inside the methods using them.
 # Lists of stateful objects in a checkpoint: (entry name, owner attribute, attribute on the owner).
 OBJECT_LISTS = (("traces", None, "traces"), ("tops", "network", "ops"), ("slops", "network", "slicers"),
@@ -261,7 +265,8 @@ class System:
             saved.append(SavedModel(name=str(getattr(model, "model_name", f"model_{index}")),
                                     files=[os.path.relpath(name, directory) if os.path.isabs(name) else str(name)
                                            for name in to_list(files)],
-                                    optimizer=save_optimizer))
+                                    optimizer=save_optimizer,
+                                    auto_name=bool(getattr(model, "fe_auto_name", False))))
         return saved
 
     def save_state(self, save_dir: str) -> None:
@@ -306,12 +311,16 @@ class System:
         missing = [name for name in PLAIN_ATTRIBUTES if name not in checkpoint.system]
         if missing:
             raise ValueError(f"Checkpoint {where!r}: system.json lacks the attributes {missing}")
-        eval_log_steps = checkpoint.system["eval_log_steps"]
-        if not isinstance(eval_log_steps, list) or len(eval_log_steps) != 2 or not isinstance(eval_log_steps[0], list):
-            raise ValueError(f"Checkpoint {where!r}: system.json has a malformed eval_log_steps {eval_log_steps!r}")
-        expected_models = [str(getattr(m, "model_name", f"model_{i}")) for i, m in enumerate(self._models())]
+        self._check_plain_attributes(checkpoint.system, where)
+        models = self._models()
+        expected_models = [str(getattr(m, "model_name", f"model_{i}")) for i, m in enumerate(models)]
         saved_models = [model.name for model in checkpoint.models]
-        if saved_models != expected_models:
+        # Automatic names count per process ('model', then 'model1' when a notebook re-runs the script): models named
+        # automatically on both sides match by position.
+        matches = len(saved_models) == len(expected_models) and all(
+            saved == expected or (record.auto_name and bool(getattr(model, "fe_auto_name", False)))
+            for saved, expected, record, model in zip(saved_models, expected_models, checkpoint.models, models))
+        if not matches:
             raise ValueError(f"Checkpoint {where!r} holds the models {saved_models}, but the network has "
                              f"{expected_models}")
         state = checkpoint.state
@@ -342,13 +351,72 @@ class System:
                                     description=f"datasets (mode {mode!r}, ds_id {ds_id!r})")
         check_rng_state(state["rng"])
 
+    def _check_plain_attributes(self, saved: Dict[str, Any], where: str) -> None:
+        """Check the type and range of every restored System attribute in `system.json`.
+
+        Raises:
+            ValueError: Naming the attribute, what was found and what was expected.
+        """
+        def is_count(value: Any, allow_none: bool = False) -> bool:
+            return (value is None and allow_none) or (type(value) is int and value >= 0)
+
+        checks = {
+            "global_step": (is_count(saved["global_step"], allow_none=True), "a non-negative integer or null"),
+            "epoch_idx": (is_count(saved["epoch_idx"]) and saved["epoch_idx"] <= self.total_epochs,
+                          f"an integer from 0 to this run's {self.total_epochs} epochs"),
+            "batch_idx": (is_count(saved["batch_idx"], allow_none=True), "a non-negative integer or null"),
+            "stop_training": (type(saved["stop_training"]) is bool, "true or false"),
+            "mode": (saved["mode"] in (None, "train", "eval", "test", "infer"), "'train', 'eval', 'test' or 'infer'"),
+            "ds_id": (saved["ds_id"] is None or isinstance(saved["ds_id"], str), "a string"),
+            "exp_id": (type(saved["exp_id"]) is int, "an integer"),
+            "experiment_time": (isinstance(saved["experiment_time"], str), "a string"),
+        }
+        for name, (ok, expected) in checks.items():
+            if not ok:
+                raise ValueError(f"Checkpoint {where!r}: system.json has {name} = {saved[name]!r:.60}, expected "
+                                 f"{expected}")
+        steps = saved["eval_log_steps"]
+        if not (isinstance(steps, list) and len(steps) == 2 and isinstance(steps[0], list)
+                and all(is_count(step) for step in steps[0]) and is_count(steps[1])):
+            raise ValueError(f"Checkpoint {where!r}: system.json has a malformed eval_log_steps {steps!r:.60}")
+
+    def _load_models(self, checkpoint: "Checkpoint") -> None:
+        """Load every model's saved files; if one fails, the models already loaded are put back as they were."""
+        import shutil
+        import tempfile
+        models = self._models()
+        backend = self.network.backend if models else None
+        backup = tempfile.mkdtemp(prefix="fe-restore-")
+        try:
+            for model in models:
+                backend.save_model(model, backup, save_optimizer=getattr(model, "optimizer", None) is not None)
+            loaded: List[Any] = []
+            try:
+                for model, record in zip(models, checkpoint.models):
+                    current_name = getattr(model, "model_name", None)
+                    model.model_name = record.name  # the files carry the saved name (auto names may differ)
+                    try:
+                        backend.load_model(model, checkpoint.directory, load_optimizer=record.optimizer)
+                    finally:
+                        model.model_name = current_name
+                    loaded.append(model)
+            except Exception:
+                for model in loaded:
+                    backend.load_model(model, backup, load_optimizer=getattr(model, "optimizer", None) is not None)
+                raise
+        finally:
+            shutil.rmtree(backup, ignore_errors=True)
+
     def load_state(self, load_dir: str) -> None:
         """Restore the training state saved by `save_state`.
 
-        Everything is verified before anything is changed: the manifest (every file present with the recorded size
-        and sha256), the format and version, and that the checkpoint's models, traces, ops and datasets match the
-        in-memory ones. Then the System attributes, models (and optimizers where saved), summary, custom graphs,
-        object states and random states are restored. Decoding admits only plain data types (no pickle), so a
+        Restoring is all or nothing. Everything is verified before anything is changed: the manifest (every file
+        present with the recorded size and sha256, no symbolic links), the format and version, the type and range of
+        every System attribute, and that the checkpoint's models, traces, ops and datasets match the in-memory ones.
+        Then the models are loaded (if one fails, those already loaded are put back), then the run's position and
+        counters, summary, custom graphs, object states and random states. Configuration that the script sets
+        (total epochs, log steps, steps per epoch, file names and hyperparameters of traces and ops) is never taken
+        from a checkpoint. Decoding admits only plain data types (no pickle), so a
         tampered checkpoint cannot make this import or run anything. If a save was interrupted between its two
         renames, the previous checkpoint is read from its backup sibling (with a RuntimeWarning).
 
@@ -365,13 +433,11 @@ class System:
         from fe_core.checkpoint.rng_state import restore_rng_state
         checkpoint = read_checkpoint(load_dir)
         self._check_checkpoint(checkpoint)
+        self._load_models(checkpoint)  # the step most likely to fail: first, and undone if it does
         saved = checkpoint.system
-        for name in PLAIN_ATTRIBUTES:
+        for name in STATE_ATTRIBUTES:
             setattr(self, name, saved[name])
-        self.eval_log_steps_request = list(saved["eval_log_steps_request"] or [])
         self.eval_log_steps = (list(saved["eval_log_steps"][0]), saved["eval_log_steps"][1])
-        for model, record in zip(self._models(), checkpoint.models):
-            self.network.backend.load_model(model, checkpoint.directory, load_optimizer=record.optimizer)
         state = checkpoint.state
         self.summary.name = state["summary"].name
         self.summary.history = state["summary"].history

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional
+import numbers
+import os
+import re
+from typing import Any, Dict, List, Optional
 
 from fe_core.data import Data
 from fe_core.trace.adapt.model_metric import ModelMetricTrace, model_name_of
-from fe_core.trace.io.model_saver import check_architecture_saving, save_model_files
+from fe_core.trace.io.model_saver import check_architecture_saving, own_file_name, save_model_files
 from fe_core.export import fe_export
 
 __all__ = ["BestModelSaver"]
@@ -61,6 +64,30 @@ class BestModelSaver(ModelMetricTrace):
         self.model_path: Optional[str] = None
         self.since_best = 0
         self.best: Any = math.inf if save_best_mode == "min" else -math.inf
+
+    def get_state(self) -> Dict[str, Any]:
+        """Checkpoint state: the best value, epochs since it, and the saved file's name (not its path)."""
+        return {"best": self.best, "since_best": self.since_best,
+                "model_file": os.path.basename(self.model_path) if self.model_path else None}
+
+    def check_state(self, state: Dict[str, Any]) -> None:
+        """Raise ValueError unless `state` is one this saver could have written (called before anything is restored)."""
+        best, since_best, model_file = state.get("best"), state.get("since_best"), state.get("model_file")
+        if isinstance(best, bool) or not isinstance(best, numbers.Number) or isinstance(since_best, bool) or \
+                not isinstance(since_best, numbers.Integral) or since_best < 0:
+            raise ValueError(f"BestModelSaver: the checkpoint's best/since_best {best!r}/{since_best!r} are not a "
+                             f"number and a non-negative count")
+        pattern = re.compile(re.escape(model_name_of(self.model)) + r"_best_[^/\\]+")
+        if model_file is not None and not own_file_name(model_file, pattern):
+            raise ValueError(f"BestModelSaver: the checkpoint names {model_file!r}, which is not a file this saver "
+                             f"writes ({model_name_of(self.model)}_best_*)")
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Restore `get_state()`'s output; the file lives in the script's `save_dir`."""
+        self.check_state(state)
+        self.best, self.since_best = state["best"], int(state["since_best"])
+        model_file = state.get("model_file")
+        self.model_path = os.path.join(self.save_dir, model_file) if model_file and self.save_dir else None
 
     def outputs_for(self, metric: str) -> List[str]:
         return [f"since_best_{metric}", f"{self.save_best_mode}_{metric}"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 import shutil
-from typing import Any, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from fe_core.checkpoint.atomic_dir import fsync_directory, fsync_file
 from fe_core.data import Data
@@ -66,9 +67,29 @@ def save_model_files(backend: Any, model: Any, save_dir: str, file_stem: str,
     return paths
 
 
-def remove_model_files(paths: List[str]) -> None:
-    """Delete what `save_model_files` wrote (files or folders); paths already gone are ignored."""
+def own_file_name(name: Any, stem_pattern: "re.Pattern[str]") -> bool:
+    """Whether `name` (from a checkpoint) is a plain file name a saver wrote itself: no directory part, no '..',
+    and its stem matches the saver's naming pattern."""
+    if not isinstance(name, str) or not name or name != os.path.basename(name) or name in (".", ".."):
+        return False
+    if "/" in name or "\\" in name or "\x00" in name:
+        return False
+    return stem_pattern.fullmatch(name) is not None
+
+
+def remove_model_files(paths: List[str], inside: Optional[str] = None) -> None:
+    """Delete what `save_model_files` wrote (files or folders); paths already gone are ignored.
+
+    Args:
+        paths: The paths to delete.
+        inside: When given, only paths directly inside this directory are deleted (never through a symbolic link).
+    """
     for path in paths:
+        if inside is not None:
+            parent = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+            if parent != os.path.realpath(inside) or os.path.islink(path):
+                print(f"FastEstimator-ModelSaver: not removing {path}: it is not a file this saver wrote in {inside}")
+                continue
         if os.path.isdir(path):
             shutil.rmtree(path, ignore_errors=True)
         else:
@@ -151,6 +172,28 @@ class ModelSaver(Trace):
         self.save_architecture = save_architecture
         self.saved_files: List[List[str]] = []  # the paths of each save, oldest first
 
+    def _own_name(self) -> "re.Pattern[str]":
+        stem = re.escape(model_name_of(self.model))
+        return re.compile(rf"{stem}_(epoch|step)_\d+(\.[A-Za-z0-9_.]+)?")
+
+    def get_state(self) -> Dict[str, Any]:
+        """Checkpoint state: the names (not paths) of the files saved so far, oldest first."""
+        return {"saved_files": [[os.path.basename(path) for path in files] for files in self.saved_files]}
+
+    def check_state(self, state: Dict[str, Any]) -> None:
+        """Raise ValueError unless `state` names only files this saver writes (called before anything is restored)."""
+        saved = state.get("saved_files", [])
+        pattern = self._own_name()
+        if not isinstance(saved, list) or not all(
+                isinstance(files, list) and all(own_file_name(name, pattern) for name in files) for files in saved):
+            raise ValueError(f"ModelSaver: the checkpoint's saved_files {saved!r} are not names of files this saver "
+                             f"writes ({pattern.pattern}) in {self.save_dir!r}")
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Restore `get_state()`'s output: files this saver wrote into its own `save_dir` (the script's)."""
+        self.check_state(state)
+        self.saved_files = [[os.path.join(self.save_dir, name) for name in files] for files in state["saved_files"]]
+
     def on_begin(self, data: Data) -> None:
         check_architecture_saving(self, self.system.network.backend)
 
@@ -173,5 +216,5 @@ class ModelSaver(Trace):
         self.saved_files.append(paths)
         while self.max_to_keep and len(self.saved_files) > self.max_to_keep:
             old = self.saved_files.pop(0)
-            remove_model_files(old)
+            remove_model_files(old, inside=self.save_dir)
             print(f"FastEstimator-ModelSaver: Removed model {old[0]} due to file number exceeding max_to_keep")

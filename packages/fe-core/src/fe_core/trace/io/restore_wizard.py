@@ -26,8 +26,11 @@ class RestoreWizard(Trace):
     same weights as a run that was never interrupted. Deterministic mode (`enable_deterministic`) is supported.
 
     Checkpoints are directories `<directory>/step-<global_step>` in fe's checkpoint format, written atomically; the
-    newest `keep` are kept. If the newest one is damaged (a file missing, truncated or altered), it is reported and
-    the previous one is used.
+    newest `keep` are kept. If the newest one cannot be used (a file missing, truncated or altered, a symbolic link,
+    or a checkpoint of a different network), it is reported, renamed aside to `refused-step-<N>` (never deleted, and
+    never counted again), and the previous one is used. Restoring is all or nothing; a checkpoint restores the run's
+    state (weights, counters, statistics, random states), never the script's configuration (file names,
+    directories, epochs, hyperparameters).
 
     Args:
         directory: Where to keep the checkpoints.
@@ -49,6 +52,9 @@ class RestoreWizard(Trace):
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
             raise ValueError(f"RestoreWizard keep must be a positive integer, got {keep!r}")
         self.directory = os.path.abspath(directory)
+        if os.path.exists(self.directory) and not os.path.isdir(self.directory):
+            raise ValueError(f"RestoreWizard directory {directory!r} exists and is not a directory: give the directory "
+                             f"to keep checkpoints in")
         self.keep = keep
 
     def get_state(self) -> Dict[str, Any]:
@@ -66,22 +72,41 @@ class RestoreWizard(Trace):
         found = []
         for name in os.listdir(self.directory):
             match = _CHECKPOINT_NAME.match(name)
-            if match and os.path.isdir(os.path.join(self.directory, name)):
+            path = os.path.join(self.directory, name)
+            if match and os.path.isdir(path) and not os.path.islink(path):
                 found.append((int(match.group(1)), os.path.join(self.directory, name)))
         return [path for _, path in sorted(found, reverse=True)]
 
     def on_begin(self, data: Data) -> None:
         """Restore the newest good checkpoint, if any (the Estimator calls this before any other trace's on_begin)."""
+        for name in sorted(os.listdir(self.directory)) if os.path.isdir(self.directory) else []:
+            path = os.path.join(self.directory, name)
+            if _CHECKPOINT_NAME.match(name) and os.path.islink(path):
+                print(f"FastEstimator-RestoreWizard: ignoring {path}: a symbolic link is never read as a checkpoint")
         for path in self.checkpoints():
             try:
                 self.system.load_state(path)
-            except (OSError, ValueError) as error:
-                print(f"FastEstimator-RestoreWizard: refusing checkpoint {path}: {error}")
+            except Exception as error:  # pylint: disable=broad-except  (any damage means: use an older checkpoint)
+                aside = self._set_aside(path)
+                print(f"FastEstimator-RestoreWizard: refusing checkpoint {path} ({type(error).__name__}: {error}); "
+                      f"kept as {aside}")
                 continue
             print(f"FastEstimator-RestoreWizard: restored {path} (epoch {self.system.epoch_idx}, step "
                   f"{self.system.global_step})")
             self.system.mode = "train"  # fit() begins in train mode, whichever phase the checkpoint was taken in
             return
+
+    def _set_aside(self, path: str) -> str:
+        """Rename a refused checkpoint to `refused-step-N[-k]` so it is neither used, counted nor overwritten."""
+        base = os.path.join(self.directory, "refused-" + os.path.basename(path))
+        target, suffix = base, 1
+        while os.path.lexists(target):
+            target, suffix = f"{base}-{suffix}", suffix + 1
+        try:
+            os.rename(path, target)
+        except OSError as error:
+            return f"{path} (could not be renamed: {error})"
+        return target
 
     # ------------------------------------------------------------------ saving
     def on_batch_end(self, data: Data) -> None:
