@@ -29,23 +29,27 @@ if TYPE_CHECKING:
     from fe_core.determinism import enable_deterministic as enable_deterministic
     from fe_core.estimator import record_history as record_history
     from fe import architecture as architecture
+    from fe import backend as backend
     from fe import cli as cli
     from fe import dataset as dataset
     from fe import estimator as estimator
     from fe import examples as examples
+    from fe import layers as layers
     from fe import network as network
     from fe import op as op
     from fe import pipeline as pipeline
     from fe import schedule as schedule
+    from fe import search as search
     from fe import slicer as slicer
     from fe import summary as summary
     from fe import trace as trace
+    from fe import types as types
     from fe import util as util
 
 __all__ = [
     "__version__", "Estimator", "Network", "Pipeline", "build", "enable_deterministic", "record_history",
-    "architecture", "cli", "dataset", "estimator", "examples", "network", "op", "pipeline", "schedule", "slicer",
-    "summary", "trace", "util",
+    "architecture", "backend", "cli", "dataset", "estimator", "examples", "layers", "network", "op", "pipeline",
+    "schedule", "search", "slicer", "summary", "trace", "types", "util",
 ]
 
 _ATTRIBUTES = {
@@ -57,8 +61,8 @@ _ATTRIBUTES = {
     "record_history": "fe_core.estimator:record_history",
 }
 _SUBMODULES = [
-    "architecture", "cli", "dataset", "estimator", "examples", "network", "op", "pipeline", "schedule", "slicer",
-    "summary", "trace", "util",
+    "architecture", "backend", "cli", "dataset", "estimator", "examples", "layers", "network", "op", "pipeline",
+    "schedule", "search", "slicer", "summary", "trace", "types", "util",
 ]
 
 __getattr__, __dir__ = attach(__name__, _ATTRIBUTES, _SUBMODULES)
