@@ -21,7 +21,7 @@ in `__main__`), which the model functions (`feed_forward`, `get_lr`, ...) dispat
 """
 from __future__ import annotations
 
-import importlib
+import sys
 from types import ModuleType
 from typing import Any, Dict, Optional, Tuple
 
@@ -58,8 +58,12 @@ def backend_module(package: str, group: str) -> ModuleType:
     Raises:
         ImportError: With the extra to install when the backend package is missing.
     """
+    name = f"{package}.backend.{group}"
     try:
-        return importlib.import_module(f"{package}.backend.{group}")
+        # the builtin __import__, not importlib.import_module: autograph (the first call may come from inside a
+        # tf.function) leaves builtins alone but warns that it cannot convert importlib's internals
+        __import__(name)
+        return sys.modules[name]
     except ModuleNotFoundError as error:
         if error.name not in (package, f"{package}.backend"):
             raise

@@ -48,7 +48,7 @@ def feed_forward(model: Any, *x: Any, training: bool = True) -> Any:
 
     Example:
         >>> # m = fe.architecture.pytorch.LeNet(classes=2)
-        >>> # fe.backend.feed_forward(m, torch.ones((3, 1, 28, 28)))  # shape (3, 2)  # doctest: +SKIP
+        >>> # fe.backend.feed_forward(m, torch.ones((3, 1, 28, 28)))  # shape (3, 2)
     """
     return _model_backend(model, "feed_forward").feed_forward(model, x, training)
 
@@ -77,7 +77,7 @@ def update_model(model: Any,
 
     Example:
         >>> # gradients = fe.backend.get_gradient(loss, [p for p in m.parameters() if p.requires_grad])
-        >>> # fe.backend.update_model(m, gradients=gradients)  # doctest: +SKIP
+        >>> # fe.backend.update_model(m, gradients=gradients)
     """
     backend = _model_backend(model, "update_model")
     assert getattr(model, "current_optimizer", None) is not None, \
@@ -106,7 +106,7 @@ def get_lr(model: Any) -> float:
         ValueError: If `model` is an unacceptable data type or has no optimizer.
 
     Example:
-        >>> # fe.backend.get_lr(fe.build(LeNet, optimizer_fn="adam"))  # 0.001  # doctest: +SKIP
+        >>> # fe.backend.get_lr(fe.build(LeNet, optimizer_fn="adam"))  # 0.001
     """
     return _model_backend(model, "get_lr").get_lr(model)
 
@@ -124,7 +124,7 @@ def set_lr(model: Any, lr: float, weight_decay: Optional[float] = None) -> None:
         ValueError: If `model` is an unacceptable data type or has no optimizer.
 
     Example:
-        >>> # fe.backend.set_lr(m, lr=0.8)  # doctest: +SKIP
+        >>> # fe.backend.set_lr(m, lr=0.8)
     """
     _model_backend(model, "set_lr").set_lr(model, lr, weight_decay)
 
@@ -155,7 +155,7 @@ def save_model(model: Any,
         ValueError: If `model` is an unacceptable data type, of if a user tries to save architecture of a PyTorch model.
 
     Example:
-        >>> # fe.backend.save_model(m, save_dir="/tmp", model_name="test")  # '/tmp/test.pt'  # doctest: +SKIP
+        >>> # fe.backend.save_model(m, save_dir="/tmp", model_name="test")  # '/tmp/test.pt'
     """
     backend = _model_backend(model, "save_model")
     name = str(model_name if model_name is not None else getattr(model, "model_name", "model"))
@@ -177,7 +177,7 @@ def load_model(model: Any, weights_path: str, load_optimizer: bool = False) -> N
         FileNotFoundError: If a file is missing.
 
     Example:
-        >>> # fe.backend.load_model(m, weights_path="tmp/test.pt")  # doctest: +SKIP
+        >>> # fe.backend.load_model(m, weights_path="tmp/test.pt")
     """
     _model_backend(model, "load_model").load_model(model, weights_path, load_optimizer)
 
@@ -197,6 +197,6 @@ def l2_regularization(model: Any, beta: float = 0.01) -> Any:
         ValueError: If `model` belongs to an unacceptable framework.
 
     Example:
-        >>> # loss = loss + fe.backend.l2_regularization(m, beta=0.01)  # doctest: +SKIP
+        >>> # loss = loss + fe.backend.l2_regularization(m, beta=0.01)
     """
     return _model_backend(model, "l2_regularization").l2_regularization(model, beta)

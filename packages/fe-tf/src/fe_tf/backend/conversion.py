@@ -1,0 +1,37 @@
+"""TensorFlow conversions behind `fe_core.backend.conversion`."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+__all__ = ["to_tensor", "to_numpy", "cast", "convert_tensor_precision"]
+
+
+def to_tensor(value: Any, shared_memory: bool) -> Any:
+    """`value` as a tf tensor (torch tensors via numpy; None and strings unchanged)."""
+    if tf.is_tensor(value):
+        return value
+    if isinstance(value, (tf.Variable, keras.Variable)):
+        return tf.convert_to_tensor(value)
+    if isinstance(value, (np.ndarray, np.generic, bool, int, float, complex)):
+        return tf.convert_to_tensor(value)
+    torch_module = sys.modules.get("torch")
+    if torch_module is not None and isinstance(value, torch_module.Tensor):
+        return tf.convert_to_tensor(value.detach().cpu().numpy())
+    return value
+
+
+def to_numpy(value: Any) -> np.ndarray:
+    return np.asarray(value.numpy())
+
+
+def cast(value: Any, name: str) -> tf.Tensor:
+    return tf.cast(value, name)
+
+
+def convert_tensor_precision(tensor: Any) -> tf.Tensor:
+    return tf.cast(tensor, keras.config.dtype_policy().compute_dtype)

@@ -1,0 +1,80 @@
+"""TensorFlow element-wise math behind `fe_core.backend.elementwise` (numbers take the tensor's dtype)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import tensorflow as tf
+
+from fe_core.backend.elementwise import lambertw_halley
+
+__all__ = ["abs", "exp", "sign", "power", "tensor_sqrt", "tensor_round", "clip_by_value", "maximum", "where", "matmul",
+           "lambertw"]
+
+_MATH = SimpleNamespace(exp=tf.exp, log1p=tf.math.log1p, log=tf.math.log, sqrt=tf.sqrt, where=tf.where,
+                        maximum=tf.maximum)
+
+
+def _floating(tensor: Any) -> tf.Tensor:
+    tensor = tf.convert_to_tensor(tensor)
+    return tensor if tensor.dtype.is_floating else tf.cast(tensor, tf.float32)
+
+
+def _like(value: Any, tensor: Any) -> Any:
+    """A number as a tensor of `tensor`'s dtype (tensors are left alone)."""
+    return value if tf.is_tensor(value) or isinstance(value, tf.Variable) else tf.constant(value, dtype=tensor.dtype)
+
+
+def abs(tensor: Any) -> tf.Tensor:  # pylint: disable=redefined-builtin
+    return tf.abs(tensor)
+
+
+def exp(tensor: Any) -> tf.Tensor:
+    return tf.exp(_floating(tensor))
+
+
+def sign(tensor: Any) -> tf.Tensor:
+    return tf.sign(tensor)
+
+
+def power(tensor: Any, power_: Any) -> tf.Tensor:
+    tensor = tf.convert_to_tensor(tensor)
+    if not tf.is_tensor(power_) and isinstance(power_, float) and not tensor.dtype.is_floating:
+        tensor = tf.cast(tensor, tf.float32)  # an integer tensor to a fractional power
+    return tf.pow(tensor, _like(power_, tensor))
+
+
+def tensor_sqrt(tensor: Any) -> tf.Tensor:
+    return tf.sqrt(_floating(tensor))
+
+
+def tensor_round(tensor: Any) -> tf.Tensor:
+    return tf.round(tensor)
+
+
+def clip_by_value(tensor: Any, min_value: Any, max_value: Any) -> tf.Tensor:
+    if min_value is not None:
+        tensor = tf.maximum(tensor, _like(min_value, tensor))
+    if max_value is not None:
+        tensor = tf.minimum(tensor, _like(max_value, tensor))
+    return tensor
+
+
+def maximum(tensor1: Any, tensor2: Any) -> tf.Tensor:
+    return tf.maximum(tensor1, _like(tensor2, tensor1))
+
+
+def where(condition: Any, yes: Any, no: Any) -> tf.Tensor:
+    if tf.is_tensor(yes) or isinstance(yes, tf.Variable):
+        no = _like(no, yes)
+    elif tf.is_tensor(no) or isinstance(no, tf.Variable):
+        yes = _like(yes, no)
+    return tf.where(condition, yes, no)
+
+
+def matmul(a: Any, b: Any) -> tf.Tensor:
+    return tf.linalg.matmul(a, b)
+
+
+def lambertw(tensor: Any) -> tf.Tensor:
+    return lambertw_halley(_floating(tensor), _MATH)

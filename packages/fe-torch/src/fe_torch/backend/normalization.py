@@ -1,0 +1,15 @@
+"""Torch helpers of `fe_core.backend.normalization` (the functions themselves are written once in fe_core)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+__all__ = ["is_floating", "constant_like"]
+
+
+def is_floating(tensor: torch.Tensor) -> bool:
+    return tensor.is_floating_point()
+
+
+def constant_like(values: np.ndarray, like: torch.Tensor) -> torch.Tensor:
+    return torch.as_tensor(values, dtype=like.dtype, device=like.device)
