@@ -57,8 +57,8 @@ def import_cv2(feature: str) -> ModuleType:
 class NumpyGlobalRandom(random.Random):
     """A `random.Random` whose every draw comes from a numpy `Generator` (by default numpy's global random state).
 
-    All of `random.Random`'s methods (`uniform`, `randint`, `choice`, `sample`, `shuffle`, `gauss`, ...) are built on
-    `random()` and `getrandbits()`, which this class takes from the generator. `seed()` does nothing: the state is
+    All of `random.Random`'s methods (`uniform`, `randint`, `choice`, `sample`, `shuffle`, ...) are built on
+    `random()` and `getrandbits()`, which this class takes from the generator; `gauss` draws from it directly. `seed()` does nothing: the state is
     numpy's, seeded through `np.random.seed` / `fe_core.enable_deterministic`.
 
     Args:
@@ -75,6 +75,10 @@ class NumpyGlobalRandom(random.Random):
     def random(self) -> float:
         """A float in [0, 1) from the numpy generator."""
         return self._generator.random()
+
+    def gauss(self, mu: float = 0.0, sigma: float = 1.0) -> float:
+        """A normal draw from the numpy generator (python's `gauss` would cache a second value outside numpy's state)."""
+        return mu + sigma * float(self._generator.standard_normal())
 
     def getrandbits(self, k: int) -> int:
         """An int with `k` random bits from the numpy generator."""
