@@ -1,11 +1,17 @@
 """Input/output traces: `BestModelSaver` and `ModelSaver` (model weights to files), `RestoreWizard` (checkpoints and
 exact resume), `CSVLogger` (logged values into a CSV file) and `TensorBoard` (scalars into TensorBoard event files,
-written without TensorFlow)."""
+written without TensorFlow), `TestReport` (automated tests, JSON + LaTeX report), `ImageSaver`/`ImageViewer` (pictures
+other traces made, to files or the screen) and `BatchDisplay`/`GridDisplay` (figures of batches)."""
+from fe_core.trace.io.batch_display import BatchDisplay
 from fe_core.trace.io.best_model_saver import BestModelSaver
 from fe_core.trace.io.csv_logger import CSVLogger
+from fe_core.trace.io.grid_display import GridDisplay
+from fe_core.trace.io.image_saver import ImageSaver
+from fe_core.trace.io.image_viewer import ImageViewer
 from fe_core.trace.io.model_saver import ModelSaver
 from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.io.tensorboard import TensorBoard
 from fe_core.trace.io.test_report import TestCase, TestReport
 
-__all__ = ["BestModelSaver", "CSVLogger", "ModelSaver", "RestoreWizard", "TensorBoard", "TestCase", "TestReport"]
+__all__ = ["BestModelSaver", "CSVLogger", "ModelSaver", "RestoreWizard", "TensorBoard", "TestCase", "TestReport",
+           "BatchDisplay", "GridDisplay", "ImageSaver", "ImageViewer"]
