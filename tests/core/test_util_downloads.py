@@ -8,9 +8,10 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from fe_core.util import downloads
 from fe_core.util.download_progress import bar_custom, callback_progress
+from fe_core.util import google_drive
 from fe_core.util.downloads import ChecksumError, DownloadError, download, file_digest
+from fe_core.util.google_drive import download_file_from_google_drive
 from util_http_server import Routes, serve
 
 BODY = bytes(range(256)) * 40  # 10 KiB
@@ -150,3 +151,39 @@ def test_callback_progress_draws_on_stdout(monkeypatch):
         callback_progress(3, 100, -1, bar)
     assert calls == [(0, 250, 30), (250, 250, 30), (300, -1, 30)]
     assert out.getvalue() == "\r0/250\r250/250\r300/-1"
+
+
+# ------------------------------------------------------------------------------------------------ Google Drive
+
+WARNING_PAGE = b"""<html><body>Google Drive can't scan this file for viruses.
+<form id="download-form" action="/download" method="get">
+<input type="hidden" name="id" value="big"><input type="hidden" name="export" value="download">
+<input type="hidden" name="confirm" value="t"><input type="hidden" name="uuid" value="u-1">
+</form></body></html>"""
+
+
+def test_google_drive_small_file_and_confirmed_large_file(tmp_path, routes, monkeypatch):
+    routes.files["/uc?export=download&id=small"] = (b"small file", "application/octet-stream")
+    routes.files["/uc?export=download&id=big"] = (WARNING_PAGE, "text/html; charset=utf-8")
+    routes.files["/download?id=big&export=download&confirm=t&uuid=u-1"] = (BODY, "application/zip")
+    with serve(routes) as base:
+        monkeypatch.setenv("FE_GOOGLE_DRIVE_URL", base + "/uc?export=download")
+        download_file_from_google_drive("small", str(tmp_path / "small.bin"))
+        download_file_from_google_drive("big", str(tmp_path / "sub" / "big.zip"))
+    assert (tmp_path / "small.bin").read_bytes() == b"small file"
+    assert (tmp_path / "sub" / "big.zip").read_bytes() == BODY
+    assert "/download?id=big&export=download&confirm=t&uuid=u-1" in [path for path, _ in routes.requests]
+
+
+def test_google_drive_page_without_link_and_offline_raise(tmp_path, routes, monkeypatch):
+    routes.files["/uc?export=download&id=private"] = (b"<html>Sign in</html>", "text/html")
+    with serve(routes) as base:
+        monkeypatch.setenv("FE_GOOGLE_DRIVE_URL", base + "/uc?export=download")
+        with pytest.raises(DownloadError, match="shared publicly"):
+            download_file_from_google_drive("private", str(tmp_path / "p"), max_retries=2)
+    assert [path for path, _ in routes.requests].count("/uc?export=download&id=private") == 2
+    monkeypatch.setenv("FE_GOOGLE_DRIVE_URL", base + "/uc?export=download")  # the server is gone now
+    with pytest.raises(DownloadError, match="after 1 attempt"):
+        download_file_from_google_drive("small", str(tmp_path / "q"), max_retries=1)
+    assert not os.path.exists(tmp_path / "p") and not os.path.exists(tmp_path / "q")
+    assert google_drive.GOOGLE_DRIVE_URL.startswith("https://drive.google.com/")

@@ -1,8 +1,8 @@
 """`fe.types`: the type names FastEstimator code annotates with, usable without importing a framework.
 
 `Tensor`, `Array` and `Model` are TypeVars whose constraints name the framework types as strings (forward
-references), so a type checker sees `torch.Tensor` / `tf.Tensor` / `np.ndarray` while importing this module imports
-neither torch nor TensorFlow. `MapDataset` is the protocol of a map-style dataset (`len(ds)` and `ds[i]`), and
+references: 'torch.Tensor', 'tf.Tensor', ...), so annotations read as in FastEstimator while fe-core never imports
+torch or TensorFlow, not even for type checkers. `MapDataset` is the protocol of a map-style dataset (`len(ds)` and `ds[i]`), and
 `FilteredData` is what an op returns to drop a sample.
 
 Example:
@@ -14,16 +14,12 @@ Example:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, Sized, Tuple, TypeVar, Union, runtime_checkable
+from typing import Any, Protocol, Sized, Tuple, TypeVar, Union, runtime_checkable
 
 import numpy as np
 
 from fe_core.export import fe_export
 from fe_core.op.numpyop.remove_if import FilteredData
-
-if TYPE_CHECKING:  # only for type checkers: never imported at runtime
-    import tensorflow as tf  # noqa: F401
-    import torch  # noqa: F401
 
 __all__ = ["Tensor", "Array", "Model", "Number", "BoundingBox", "KeyPoint", "MapDataset", "FilteredData"]
 

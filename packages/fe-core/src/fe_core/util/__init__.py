@@ -12,6 +12,7 @@ from fe_core.util.display import BatchDisplay, Display, GridDisplay, ImageDispla
 from fe_core.util.devices import cpu_count, get_gpu_info, get_num_devices, get_num_gpus
 from fe_core.util.download_progress import bar_custom, callback_progress
 from fe_core.util.downloads import ChecksumError, DownloadError, download, file_digest
+from fe_core.util.google_drive import download_file_from_google_drive
 from fe_core.util.files import is_valid_file, list_files
 from fe_core.util.inspection import get_batch_size, get_shape, get_type, to_number
 from fe_core.util.models import count_params, get_model_parameters, get_optimizer_name
@@ -30,4 +31,5 @@ __all__ = [
     "get_optimizer_name", "pad_batch", "pad_data", "is_number", "prettify_metric_name", "strip_prefix",
     "strip_suffix", "Suppressor", "detach_tensors", "move_tensors_to_device", "Timer", "FEID", "DefaultKeyDict",
     "Flag", "NonContext", "Display", "ImageDisplay", "BatchDisplay", "GridDisplay",
+    "download_file_from_google_drive",
 ]

@@ -157,7 +157,7 @@ def _draw_heatmap(canvas: _Canvas, trace: Any) -> None:
     finite = z[np.isfinite(z)]
     zmin = trace.zmin if trace.zmin is not None else (finite.min() if finite.size else 0.0)
     zmax = trace.zmax if trace.zmax is not None else (finite.max() if finite.size else 1.0)
-    cmap.set_bad((0, 0, 0, 0))  # NaN cells are transparent, as in plotly
+    cmap = cmap.with_extremes(bad=(0, 0, 0, 0))  # NaN cells are transparent, as in plotly
     axes.imshow(np.ma.masked_invalid(z), cmap=cmap, vmin=zmin, vmax=zmax, origin="upper",
                 extent=_extent(trace, z.shape[0], z.shape[1]), interpolation="nearest",
                 alpha=trace.opacity if trace.opacity is not None else None)
