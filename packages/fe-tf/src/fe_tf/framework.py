@@ -45,6 +45,42 @@ def _current_optimizer(model: Any, action: str) -> Any:
     return optimizer
 
 
+_TF_DTYPES = {dtype.name: dtype for dtype in (tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.int8, tf.int16,
+                                              tf.int32, tf.int64, tf.uint8, tf.bool, tf.complex64, tf.complex128)}
+
+
+def _reduce_tf_value(value: Any) -> Dict[str, Any]:
+    return {"dtype": value.dtype.name, "value": np.asarray(value.numpy())}
+
+
+def _tf_dtype(data: Any) -> Any:
+    if not isinstance(data, dict) or not isinstance(data.get("dtype"), str) or "value" not in data:
+        raise ValueError(f"A checkpointed tf value should be {{'dtype': str, 'value': array}}, found {data!r:.80}")
+    dtype = _TF_DTYPES.get(data["dtype"])
+    if dtype is None:
+        raise ValueError(f"A checkpointed tf value names the dtype {data['dtype']!r:.40}, which is not one of "
+                         f"{sorted(_TF_DTYPES)}")
+    return dtype
+
+
+def _restore_tf_variable(data: Any) -> tf.Variable:
+    return tf.Variable(tf.constant(data["value"], dtype=_tf_dtype(data)))
+
+
+def _assign_tf_variable(current: tf.Variable, data: Any) -> None:
+    value = np.asarray(data.numpy()) if hasattr(data, "numpy") else np.asarray(data["value"])
+    if tuple(value.shape) != tuple(current.shape):
+        raise ValueError(f"A checkpointed tf.Variable of shape {value.shape} cannot be restored into one of shape "
+                         f"{tuple(current.shape)}")
+    current.assign(tf.cast(value, current.dtype))
+
+
+TF_VARIABLE_REDUCER = StateReducer("tf.Variable", lambda obj: isinstance(obj, tf.Variable), _reduce_tf_value,
+                                   _restore_tf_variable, _assign_tf_variable)
+TF_TENSOR_REDUCER = StateReducer("tf.Tensor", lambda obj: tf.is_tensor(obj) and not isinstance(obj, tf.Variable),
+                                 _reduce_tf_value, lambda data: tf.constant(data["value"], dtype=_tf_dtype(data)))
+
+
 class TFBackend(TFKernels, Backend):
     """The TensorFlow / Keras 3 backend."""
 
@@ -218,8 +254,10 @@ class TFBackend(TFKernels, Backend):
         op.fe_backend_state["count"] = int(saved["count"])
 
     def state_reducers(self) -> List[StateReducer]:
-        """The MirroredStrategy reducer (stored as nothing, restored as the strategy active at load time)."""
-        return [MIRRORED_STRATEGY_REDUCER]
+        """Reducers for tf objects in trace/op state: MirroredStrategy (stored as nothing, restored as the strategy
+        active at load time), tf.Variable (restored in place, so a variable shared by a trace and an op stays shared)
+        and tf.Tensor (stored as a numpy array with its dtype)."""
+        return [MIRRORED_STRATEGY_REDUCER, TF_VARIABLE_REDUCER, TF_TENSOR_REDUCER]
 
     def default_device(self) -> Any:
         """None: TensorFlow places tensors itself."""

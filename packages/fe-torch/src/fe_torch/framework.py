@@ -44,6 +44,16 @@ def _restore_tensor(data: Dict[str, Any]) -> torch.Tensor:
     return torch.from_numpy(np.array(data["value"])).to(dtype)
 
 
+def _assign_tensor(current: torch.Tensor, data: Any) -> None:
+    """Restore a checkpointed tensor into `current` in place (it may be shared by a trace and an op)."""
+    restored = data if isinstance(data, torch.Tensor) else _restore_tensor(data)
+    if restored.shape != current.shape:
+        raise ValueError(f"A checkpointed torch tensor of shape {tuple(restored.shape)} cannot be restored into one of "
+                         f"shape {tuple(current.shape)}")
+    with torch.no_grad():
+        current.copy_(restored.to(device=current.device, dtype=current.dtype))
+
+
 class TorchBackend(Backend):
     """The PyTorch backend: torch models (`nn.Module`), `TorchNetwork`, the op kernels, `.pt` checkpoints.
 
@@ -159,4 +169,8 @@ class TorchBackend(Backend):
     def state_reducers(self) -> List[StateReducer]:
         """Torch tensors in trace/op state are stored as numpy arrays with their dtype."""
         return [StateReducer("torch.Tensor", lambda obj: isinstance(obj, torch.Tensor), _reduce_tensor,
-                             _restore_tensor)]
+                             _restore_tensor, _assign_tensor)]
+
+
+from fe_torch.tensorop import register_kernels  # noqa: E402  (kernels of the TensorOps beyond fe_torch.kernels)
+register_kernels(TorchBackend)

@@ -30,12 +30,13 @@ from __future__ import annotations
 import inspect
 import numbers
 import types
+import warnings
 from collections import defaultdict
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 import numpy as np
 
-from fe_core.checkpoint.codec import StateCodec
+from fe_core.checkpoint.codec import StateCodec, backend_state_reducers
 from fe_core.schedule.scheduler import Scheduler
 
 __all__ = ["get_object_state", "set_object_state", "stateful_objects", "get_object_states", "check_object_states",
@@ -44,6 +45,7 @@ __all__ = ["get_object_state", "set_object_state", "stateful_objects", "get_obje
 SKIPPED_ATTRIBUTES = frozenset({"system"})
 _MISSING = object()
 _CONFIGURATION: Dict[type, FrozenSet[str]] = {}
+_WARNED: set = set()
 
 
 def configuration_names(cls: type) -> FrozenSet[str]:
@@ -124,7 +126,22 @@ def get_object_state(obj: Any, codec: Optional[StateCodec] = None) -> Dict[str, 
             continue
         if codec.can_encode(value):
             state[name] = value
+        elif (type(obj), name) not in _WARNED and not _is_configuration_object(value):
+            _WARNED.add((type(obj), name))
+            warnings.warn(f"{type(obj).__name__}.{name} (a {type(value).__module__}.{type(value).__qualname__}) is not "
+                          f"saved in checkpoints: it is neither plain data nor a tensor of a loaded backend. Give "
+                          f"{type(obj).__name__} get_state()/set_state() to checkpoint it.", RuntimeWarning, stacklevel=2)
     return state
+
+
+def _is_configuration_object(value: Any) -> bool:
+    """Objects that are rebuilt by the script, not state: models, ops, traces, datasets, networks, pipelines, systems."""
+    module = type(value).__module__.split(".")[0]
+    if module in ("fe_core", "fe_torch", "fe_tf", "fe", "torch", "tensorflow", "keras", "tf_keras"):
+        return True  # fe objects, and framework objects no reducer handles (models, optimizers, devices)
+    if hasattr(value, "model_name"):
+        return True  # a model built with fe.build, whatever its framework
+    return isinstance(value, (types.FunctionType, type)) or hasattr(value, "__call__")
 
 
 def _same_value(current: Any, saved: Any) -> bool:
@@ -189,13 +206,26 @@ def set_object_state(obj: Any, state: Dict[str, Any]) -> None:
         if name in configuration or name in SKIPPED_ATTRIBUTES:
             continue  # the script's configuration wins over whatever a checkpoint says
         current = attributes.get(name, _MISSING)
-        if isinstance(current, dict) and type(value) is dict:
+        in_place = _in_place_assigner(current) if current is not _MISSING else None
+        if in_place is not None:
+            in_place(current, value)  # a tensor / variable that other objects may share keeps its identity
+        elif isinstance(current, dict) and type(value) is dict:
             _update_dict_in_place(current, value)
         elif isinstance(current, np.random.Generator) and isinstance(value, np.random.Generator) and \
                 type(current.bit_generator) is type(value.bit_generator):
             current.bit_generator.state = value.bit_generator.state
         elif current is _MISSING or not _same_value(current, value):
             setattr(obj, name, value)
+
+
+def _in_place_assigner(current: Any) -> Optional[Any]:
+    """The `assign` of the loaded backend reducer that handles `current`, if any (no framework import here)."""
+    if type(current).__module__.split(".")[0] not in ("torch", "tensorflow", "keras"):
+        return None
+    for reducer in backend_state_reducers():
+        if reducer.assign is not None and reducer.matches(current):
+            return reducer.assign
+    return None
 
 
 def check_object_state(obj: Any, state: Dict[str, Any], where: str) -> None:

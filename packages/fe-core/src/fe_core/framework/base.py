@@ -31,11 +31,14 @@ class StateReducer:
         reduce: Turns the object into plain data (JSON types and numpy arrays).
         restore: Rebuilds an object from that plain data at load time (code of the installed backend, never code
             from the checkpoint).
+        assign: Optionally puts restored data into an existing object in place (`assign(current, data)`), so that an
+            object shared by a trace and an op (a torch tensor, a tf.Variable) stays shared after a restore.
     """
     name: str
     matches: Callable[[Any], bool]
     reduce: Callable[[Any], Any]
     restore: Callable[[Any], Any]
+    assign: Optional[Callable[[Any, Any], None]] = None
 
 
 class Backend:
