@@ -7,7 +7,7 @@ from fe_core.export import fe_export
 __all__ = ["cosine_decay"]
 
 
-@fe_export("fe.schedule.lr_shedule.cosine_decay", "fe.schedule.cosine_decay")
+@fe_export("fe.schedule.lr_schedule.cosine_decay", "fe.schedule.lr_shedule.cosine_decay", "fe.schedule.cosine_decay")
 def cosine_decay(time: int,
                  cycle_length: int,
                  init_lr: float,
