@@ -1,7 +1,8 @@
 """What ImageSaver and ImageViewer do with a value: draw a Display, plot Summaries, or write/show image arrays.
 
 - a `Display` (`ImageDisplay`, `BatchDisplay`, `GridDisplay`, as the xai traces write) is saved or shown as a figure;
-- a `Summary` or a list of them (what InstanceTracker and LabelTracker write) is plotted as curves;
+- a `Summary` or a list of them (what InstanceTracker and LabelTracker write) is plotted as curves (a list of such
+  lists gives one graph each);
 - anything else is taken as a batch of images (N, H, W[, C]) (or one image (H, W[, C])); saved images are written
   pixel for pixel with Pillow (floats in [0, 1] are scaled to [0, 255], other floats min-max scaled).
 """
@@ -73,6 +74,8 @@ def save_value(value: Any, stem: str) -> List[str]:
         return [path]
     if is_summaries(value):
         return [_plot_summaries(value, f"{stem}.png")]
+    if isinstance(value, (list, tuple)) and value and all(is_summaries(item) for item in value):
+        return [_plot_summaries(item, f"{stem}_{idx}.png") for idx, item in enumerate(value)]
     array = np.asarray(value)
     if _is_single_image(array):
         return [save_image_array(array, f"{stem}.png")]
@@ -89,9 +92,10 @@ def show_value(value: Any, title: str, interactive: bool = False) -> None:
     if is_display(value):
         value.show(interactive=interactive)
         return
-    if is_summaries(value):
+    if is_summaries(value) or isinstance(value, (list, tuple)) and value and all(is_summaries(v) for v in value):
         from fe_core.summary.plot import visualize_logs  # pylint: disable=import-outside-toplevel
-        visualize_logs(value)
+        for graphs in ([value] if is_summaries(value) else value):
+            visualize_logs(graphs)
         return
     from fe_core.util.display import ImageDisplay  # pylint: disable=import-outside-toplevel
     array = np.asarray(value)
