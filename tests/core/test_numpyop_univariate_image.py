@@ -255,3 +255,15 @@ def test_pipeline_augmentations_repeat_under_enable_deterministic():
     for a, b in zip(first, second):
         np.testing.assert_array_equal(a["x"], b["x"])
     assert any(not np.array_equal(a["x"], c["x"]) for a, c in zip(first, third))
+
+
+def test_numpy_normalize_and_to_float_match_albumentations():
+    import albumentations
+
+    normalized = uv.Normalize("x", "x").forward([IMAGE], STATE)[0]
+    expected = albumentations.Normalize(p=1.0)(image=IMAGE)["image"]
+    assert normalized.dtype == np.float32
+    np.testing.assert_allclose(normalized, expected, rtol=1e-5, atol=1e-5)
+    as_float = uv.ToFloat("x", "x").forward([IMAGE], STATE)[0]
+    np.testing.assert_allclose(as_float, albumentations.ToFloat(p=1.0)(image=IMAGE)["image"], rtol=1e-6)
+    assert uv.Normalize.batch_capable and uv.ToFloat.batch_capable

@@ -1,6 +1,7 @@
 """The base of the random image ops built on Pillow (FastEstimator's PIL-based RUA ops), and array <-> image glue."""
 from __future__ import annotations
 
+import sys
 from types import ModuleType
 from typing import Any, Dict, Iterable, List, Tuple, Union
 
@@ -34,7 +35,8 @@ def to_pil(image: np.ndarray, feature: str) -> Any:
     elif not (image.ndim == 2 or (image.ndim == 3 and image.shape[-1] in (3, 4))):
         raise ValueError(f"{feature} expects an image of shape (H, W), (H, W, 1), (H, W, 3) or (H, W, 4), "
                          f"got {image.shape}")
-    return load_pil(feature).fromarray(np.ascontiguousarray(image))
+    image_module = sys.modules.get("PIL.Image") or load_pil(feature)
+    return image_module.fromarray(np.ascontiguousarray(image))
 
 
 def from_pil(picture: Any, like: np.ndarray) -> np.ndarray:

@@ -29,8 +29,8 @@ class AutoContrast(PILAugment):
 
     Example:
         >>> op = AutoContrast(inputs="x", outputs="x")
-        >>> op.forward([np.array([[50, 100]], dtype=np.uint8)], {})[0].tolist()
-        [[0, 255]]
+        >>> op.forward([np.array([[50, 100, 150]], dtype=np.uint8)], {})[0].tolist()
+        [[0, 127, 255]]
     """
 
     def __init__(self,

@@ -39,7 +39,7 @@ class RandomShapes(UnivariateOp):
 
     Example:
         >>> op = RandomShapes("x", "x", transparency_range=(1.0, 1.0))
-        >>> op.forward([np.full((16, 16, 3), 255, dtype=np.uint8)], {})[0].min() < 255
+        >>> bool(op.forward([np.full((16, 16, 3), 255, dtype=np.uint8)], {})[0].min() < 255)
         True
     """
 
