@@ -104,7 +104,8 @@ def cast(data: Any, dtype: Union[str, Any]) -> Any:
             bool, bfloat16 where the framework has it); or a tensor whose dtype is taken.
 
     Returns:
-        A collection with the same structure as `data` with reference data type. Numbers become numpy scalars.
+        A collection with the same structure as `data` with reference data type. Numbers become numpy scalars; None
+        and strings are left as they are.
 
     Raises:
         ValueError: If a value in `data` is of an unacceptable type.
@@ -118,6 +119,8 @@ def cast(data: Any, dtype: Union[str, Any]) -> Any:
 
 
 def _cast_leaf(value: Any, name: str) -> Any:
+    if value is None or isinstance(value, (str, bytes)):
+        return value
     backend = _dispatch(value, "cast")
     if backend is None:
         if isinstance(value, np.ndarray):
