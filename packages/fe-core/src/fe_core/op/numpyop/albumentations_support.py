@@ -33,7 +33,7 @@ from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.optional import import_optional
 
 __all__ = ["import_albumentations", "import_cv2", "NumpyGlobalRandom", "numpy_global_generators",
-           "bind_to_numpy_global_rng", "run_transform", "ImageOnlyAlbumentation", "to_bbox_params",
+           "bind_to_numpy_global_rng", "run_transform", "transform_image", "ImageOnlyAlbumentation", "to_bbox_params",
            "to_keypoint_params"]
 
 
@@ -68,6 +68,7 @@ class NumpyGlobalRandom(random.Random):
     def __init__(self, generator: np.random.Generator) -> None:
         self._generator = generator
         super().__init__()
+        self.random = generator.random  # type: ignore[method-assign]  # skips a python frame on the hot path
 
     def seed(self, a: Any = None, version: int = 2) -> None:  # pylint: disable=unused-argument
         """Ignored: the state belongs to numpy."""
@@ -75,6 +76,19 @@ class NumpyGlobalRandom(random.Random):
     def random(self) -> float:
         """A float in [0, 1) from the numpy generator."""
         return self._generator.random()
+
+    def _randbelow(self, n: int) -> int:  # type: ignore[override]
+        """A uniform int in [0, n): the base of `randint`, `randrange`, `choice`, `sample` and `shuffle`.
+
+        Below 2**32 it scales one 53-bit float (bias under n / 2**53); larger ranges use `getrandbits`.
+        """
+        if n <= 0x100000000:
+            return int(self._generator.random() * n)
+        bits = n.bit_length()
+        value = self.getrandbits(bits)
+        while value >= n:
+            value = self.getrandbits(bits)
+        return value
 
     def gauss(self, mu: float = 0.0, sigma: float = 1.0) -> float:
         """A normal draw from the numpy generator (python's `gauss` would cache a second value outside numpy's state)."""
@@ -142,6 +156,15 @@ def run_transform(transform: Any, **targets: Any) -> Dict[str, Any]:
     return transform(**targets)
 
 
+def transform_image(transform: Any, image: np.ndarray) -> np.ndarray:
+    """`run_transform(transform, image=image)["image"]`, with less call overhead (the hot path of image-only ops)."""
+    pair = _GENERATORS["pair"]
+    if pair is None or transform.random_generator is not pair[0] or \
+            _GENERATORS["bit_generator"] is not np.random.get_bit_generator():
+        bind_to_numpy_global_rng(transform)
+    return transform(image=image)["image"]
+
+
 @fe_export("fe.op.numpyop.univariate.univariate.ImageOnlyAlbumentation")
 class ImageOnlyAlbumentation(NumpyOp):
     """The base of ops that wrap an albumentations image-only transform (pixel-level changes, no geometry).
@@ -185,7 +208,7 @@ class ImageOnlyAlbumentation(NumpyOp):
     def forward(self, data: List[np.ndarray], state: Dict[str, Any]) -> List[np.ndarray]:
         """Transform each image with one draw of random parameters."""
         func = self.func
-        first = run_transform(func, image=data[0])["image"]
+        first = transform_image(func, data[0])
         if len(data) == 1:
             return [first]
         params = func.params

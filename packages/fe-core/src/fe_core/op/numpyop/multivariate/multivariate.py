@@ -8,7 +8,8 @@ import numpy as np
 
 from fe_core.export import fe_export
 from fe_core.op.numpyop.albumentations_support import (bind_to_numpy_global_rng, import_albumentations,
-                                                       run_transform, to_bbox_params, to_keypoint_params)
+                                                       run_transform, to_bbox_params, to_keypoint_params,
+                                                       transform_image)
 from fe_core.op.numpyop.numpyop import NumpyOp
 
 __all__ = ["MultiVariateAlbumentation", "BatchableMultiVariate", "INTERPOLATIONS", "BORDER_MODES", "interpolation_flag",
@@ -191,7 +192,7 @@ class MultiVariateAlbumentation(NumpyOp):
     def forward(self, data: List[Any], state: Dict[str, Any]) -> List[Any]:
         """Transform one sample's image, masks, boxes and keypoints with one draw of random parameters."""
         if self._image_only:
-            return [run_transform(self.func, image=data[0])["image"]]
+            return [transform_image(self.func, data[0])]
         targets: Dict[str, Any] = {}
         index = 0
         for target, count, grouped in self._in_plan:
