@@ -263,3 +263,7 @@ class TFBackend(TFKernels, Backend):
         """None: TensorFlow places tensors itself."""
         return None
 
+
+
+from fe_tf.tensorop import register_kernels  # noqa: E402  (kernels of the TensorOps beyond fe_tf.kernels)
+register_kernels(TFBackend)

@@ -13,13 +13,22 @@ __all__ = ["LossOp", "CrossEntropy", "MeanSquaredError", "L1_Loss"]
 class LossOp(TensorOp):
     """The base of loss ops: inputs are `(y_pred, y_true)`, the output is the loss.
 
+    Used directly it passes its input(s) through unchanged (FastEstimator's adversarial training uses that to give a
+    value a loss key).
+
     Args:
         inputs: The keys of the prediction and the ground truth.
         outputs: The key of the loss.
         mode: Mode(s) to run in (every mode but 'infer' by default, as in FastEstimator: inference has no labels).
         ds_id: Dataset id(s) to run on.
         average_loss: Return the batch mean (True) or one loss per sample (False).
+
+    Raises:
+        ValueError: If a loss that needs (y_pred, y_true) gets another number of inputs, or not one output key.
     """
+
+    input_arity: Optional[int] = None  # the number of input keys a subclass needs (None: any)
+    output_count: Optional[int] = 1  # the number of output keys (None: any)
 
     def __init__(self,
                  inputs: Union[None, str, Iterable[str]] = None,
@@ -28,11 +37,31 @@ class LossOp(TensorOp):
                  ds_id: Union[None, str, Iterable[str]] = None,
                  average_loss: bool = True) -> None:
         super().__init__(inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id)
-        if len(self.inputs) != 2:
+        if self.input_arity is not None and len(self.inputs) != self.input_arity:
             raise ValueError(f"{type(self).__name__} needs inputs (y_pred, y_true), got {self.inputs}")
-        if len(self.outputs) != 1:
+        if self.output_count is not None and len(self.outputs) != self.output_count:
             raise ValueError(f"{type(self).__name__} needs exactly one output key, got {self.outputs}")
         self.average_loss = average_loss
+
+    @property
+    def pred_key_idx(self) -> int:
+        """The position of the prediction among the inputs."""
+        return 0
+
+    @property
+    def true_key_idx(self) -> int:
+        """The position of the ground truth among the inputs."""
+        return 1
+
+    @property
+    def pred_key(self) -> str:
+        """The key of the prediction."""
+        return self.inputs[self.pred_key_idx]
+
+    @property
+    def true_key(self) -> str:
+        """The key of the ground truth."""
+        return self.inputs[self.true_key_idx]
 
 
 @fe_export("fe.op.tensorop.loss.cross_entropy.CrossEntropy", "fe.op.tensorop.loss.CrossEntropy")
@@ -55,6 +84,7 @@ class CrossEntropy(LossOp):
     """
 
     kernel_name = "cross_entropy"
+    input_arity = 2
     FORMS = ("binary", "categorical", "sparse")
 
     def __init__(self,
@@ -92,6 +122,7 @@ class MeanSquaredError(LossOp):
     """Mean squared error between predictions and targets (mean over all non-batch axes, then the batch)."""
 
     kernel_name = "mean_squared_error"
+    input_arity = 2
 
 
 @fe_export("fe.op.tensorop.loss.l1_loss.L1_Loss", "fe.op.tensorop.loss.L1_Loss")
@@ -109,6 +140,7 @@ class L1_Loss(LossOp):  # pylint: disable=invalid-name  (FastEstimator's public 
     """
 
     kernel_name = "l1_loss"
+    input_arity = 2
     LOSS_TYPES = ("L1", "Smooth", "Huber")
 
     def __init__(self,

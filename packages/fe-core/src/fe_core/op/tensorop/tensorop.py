@@ -6,7 +6,32 @@ from typing import Any, Dict, Optional, Set
 from fe_core.op.op import Op
 from fe_core.export import fe_export
 
-__all__ = ["TensorOp"]
+__all__ = ["TensorOp", "framework_of_data"]
+
+_FRAMEWORK_NAMES = {"fe_torch": "torch", "fe_tf": "tf"}
+
+
+def framework_of_data(data: Any) -> Optional[str]:
+    """The backend name ('torch', 'tf') of the first framework tensor in `data` (a value or a list/tuple/dict of
+    values), or None when it holds none. Looks at types only: no framework is imported.
+
+    Example:
+        >>> framework_of_data([1.0, "text"]) is None
+        True
+    """
+    from fe_core.backend.dispatch import framework_of  # pylint: disable=import-outside-toplevel
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, (list, tuple)):
+            stack.extend(reversed(value))
+        elif isinstance(value, dict):
+            stack.extend(reversed(list(value.values())))
+        elif value is not None:
+            package = framework_of(type(value))
+            if package is not None:
+                return _FRAMEWORK_NAMES.get(package, package)
+    return None
 
 
 @fe_export("fe.op.tensorop.tensorop.TensorOp", "fe.op.tensorop.TensorOp", "fe.op.TensorOp")
@@ -15,6 +40,9 @@ class TensorOp(Op):
 
     Generic ops written once for every framework set `kernel_name`; `build` then fetches the backend's kernel, and
     `forward` calls it. A user-written TensorOp can instead override `forward` with framework code.
+
+    Called outside a Network (directly on tensors), an op that was not built builds itself on first use for the
+    framework of its input tensors (torch or TensorFlow); after that a call costs what it costs inside a Network.
 
     Args:
         inputs: Key(s) to read.
@@ -43,9 +71,25 @@ class TensorOp(Op):
         if kernel is None:
             if self.kernel_name is None:
                 return data
-            raise RuntimeError(f"{type(self).__name__} was not built: the Network calls build(framework, device) "
-                               "before running it")
+            self.ensure_built(data)
+            kernel = self._kernel
         return kernel(self, data, state)
+
+    def ensure_built(self, data: Any) -> None:
+        """Build the op for the framework of `data`'s tensors unless it is built already (lets ops run outside a
+        Network).
+
+        Raises:
+            TypeError: If the op is not built and `data` holds no torch or TensorFlow tensor.
+        """
+        if getattr(self, "framework", None) is not None:
+            return
+        framework = framework_of_data(data)
+        if framework is None:
+            raise TypeError(f"{type(self).__name__} runs on torch or TensorFlow tensors, got "
+                            f"{type(data).__name__} (inputs {self.inputs}); inside a Network it is built for the "
+                            "Network's framework")
+        self.build(framework, None)
 
     def get_fe_models(self) -> Set[Any]:
         """The models this op uses (ModelOp and UpdateOp return theirs)."""

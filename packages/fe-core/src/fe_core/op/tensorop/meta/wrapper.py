@@ -1,0 +1,76 @@
+"""`WrapperOp`: the shared base of the meta TensorOps, which run other TensorOps inside one op."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Set
+
+from fe_core.op.tensorop.tensorop import TensorOp
+
+__all__ = ["WrapperOp", "run_wrapped"]
+
+
+def run_wrapped(op: TensorOp, store: Dict[str, Any], state: Dict[str, Any]) -> None:
+    """Run `op` on the values in `store` (by its input keys) and write its results back into `store`."""
+    data = [store[key] for key in op.inputs] if op.in_list else store[op.inputs[0]] if op.inputs else None
+    result = op.forward(data, state)
+    if not op.outputs:
+        return
+    if op.out_list:
+        if len(result) != len(op.outputs):
+            raise ValueError(f"{type(op).__name__} declares outputs {op.outputs} but returned {len(result)} value(s)")
+        store.update(zip(op.outputs, result))
+    else:
+        store[op.outputs[0]] = result
+
+
+class WrapperOp(TensorOp):
+    """A TensorOp running the TensorOps in `self.ops`: it builds them, reports their models and loss keys, and passes
+    the Network's gradient-graph decisions on to them.
+
+    Subclasses set `self.ops` before using these methods; `forward` gets and returns lists (`in_list`/`out_list`).
+    """
+
+    ops: List[TensorOp]
+
+    @staticmethod
+    def check_ops(ops: Sequence[Any], owner: str) -> List[TensorOp]:
+        """The ops as a list, checked to be TensorOps (not Schedulers or NumpyOps)."""
+        checked = []
+        for op in ops:
+            if not isinstance(op, TensorOp):
+                raise ValueError(f"{owner} can only wrap TensorOps (no Schedulers or NumpyOps), got "
+                                 f"{type(op).__name__}")
+            checked.append(op)
+        if not checked:
+            raise ValueError(f"{owner} needs at least one TensorOp")
+        return checked
+
+    def build(self, framework: str, device: Any = None) -> None:
+        for op in self.ops:
+            op.build(framework, device)
+        super().build(framework, device)
+
+    def get_fe_models(self) -> Set[Any]:
+        models: Set[Any] = set()
+        for op in self.ops:
+            models |= op.get_fe_models()
+        return models
+
+    def get_fe_loss_keys(self) -> Set[str]:
+        keys: Set[str] = set()
+        for op in self.ops:
+            keys |= op.get_fe_loss_keys()
+        return keys
+
+    def fe_retain_graph(self, retain: Optional[bool] = None) -> Optional[bool]:
+        gradient_ops = [op for op in self.ops if op.fe_retain_graph() is not None]
+        if not gradient_ops:
+            return None
+        if retain is not None:
+            for op in gradient_ops[:-1]:
+                op.fe_retain_graph(True)
+            gradient_ops[-1].fe_retain_graph(retain)
+        return gradient_ops[-1].fe_retain_graph()
+
+    def ensure_built(self, data: Any) -> None:
+        if getattr(self, "framework", None) is None:
+            super().ensure_built(data)

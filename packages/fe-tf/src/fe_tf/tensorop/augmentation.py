@@ -1,0 +1,70 @@
+"""TensorFlow kernels of fe-core's MixUpBatch and CutMixBatch.
+
+Random numbers come from TensorFlow's global `tf.random.Generator`, read inside the traced step (a stateful
+variable, seeded by `enable_deterministic` and saved in checkpoints), so runs repeat and resume exactly. Beta samples
+are two stateless gamma draws seeded from that generator.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence
+
+import tensorflow as tf
+
+__all__ = ["KERNELS", "sample_beta"]
+
+
+def sample_beta(alpha: float, shape: Sequence[int]) -> tf.Tensor:
+    """Beta(alpha, alpha) samples of `shape` (float32) from the global generator."""
+    seeds = tf.random.get_global_generator().make_seeds(2)
+    first = tf.random.stateless_gamma(shape, seed=seeds[:, 0], alpha=alpha)
+    second = tf.random.stateless_gamma(shape, seed=seeds[:, 1], alpha=alpha)
+    return first / (first + second)
+
+
+def _float_labels(labels: Any, images: tf.Tensor) -> tf.Tensor:
+    dtype = images.dtype if images.dtype.is_floating else tf.float32
+    labels = tf.convert_to_tensor(labels)
+    return labels if labels.dtype == dtype else tf.cast(labels, dtype)
+
+
+def mixup_batch_kernel(op: Any, data: Sequence[Any], state: Dict[str, Any]) -> List[tf.Tensor]:
+    """lam * x + (1 - lam) * x rolled by one sample, for the images and the labels."""
+    images = tf.convert_to_tensor(data[0])
+    labels = _float_labels(data[1], images)
+    if op.shared_beta:
+        lam = sample_beta(op.alpha, [])
+        lam_images, lam_labels = lam, lam
+    else:
+        lam = sample_beta(op.alpha, tf.shape(images)[:1])
+        lam_images = tf.reshape(lam, [-1] + [1] * (images.shape.rank - 1))
+        lam_labels = tf.reshape(lam, [-1] + [1] * (labels.shape.rank - 1))
+    lam_images = tf.cast(lam_images, images.dtype)
+    lam_labels = tf.cast(lam_labels, labels.dtype)
+    mixed_images = lam_images * images + (1.0 - lam_images) * tf.roll(images, shift=1, axis=0)
+    mixed_labels = lam_labels * labels + (1.0 - lam_labels) * tf.roll(labels, shift=1, axis=0)
+    return [mixed_images, mixed_labels]
+
+
+def cutmix_batch_kernel(op: Any, data: Sequence[Any], state: Dict[str, Any]) -> List[tf.Tensor]:
+    """Paste a box of the rolled batch into (batch, H, W, channels) images; mix labels by the box area."""
+    images = tf.convert_to_tensor(data[0])
+    labels = _float_labels(data[1], images)
+    height, width = images.shape[1], images.shape[2]
+    lam = sample_beta(op.alpha, [])
+    center = tf.random.get_global_generator().uniform([2])
+    cut = tf.sqrt(1.0 - lam)
+    cut_h, cut_w = height * cut, width * cut
+    y1 = tf.round(tf.maximum(center[0] * height - cut_h / 2, 0.0))
+    y2 = tf.round(tf.minimum(center[0] * height + cut_h / 2, float(height)))
+    x1 = tf.round(tf.maximum(center[1] * width - cut_w / 2, 0.0))
+    x2 = tf.round(tf.minimum(center[1] * width + cut_w / 2, float(width)))
+    rows = tf.range(height, dtype=tf.float32)
+    cols = tf.range(width, dtype=tf.float32)
+    mask = tf.logical_and(((rows >= y1) & (rows < y2))[:, tf.newaxis], ((cols >= x1) & (cols < x2))[tf.newaxis, :])
+    mixed_images = tf.where(mask[tf.newaxis, :, :, tf.newaxis], tf.roll(images, shift=1, axis=0), images)
+    kept = tf.cast(1.0 - (x2 - x1) * (y2 - y1) / float(height * width), labels.dtype)
+    mixed_labels = kept * labels + (1.0 - kept) * tf.roll(labels, shift=1, axis=0)
+    return [mixed_images, mixed_labels]
+
+
+KERNELS = {"mixup_batch": mixup_batch_kernel, "cutmix_batch": cutmix_batch_kernel}

@@ -1,0 +1,82 @@
+"""TensorFlow kernels of fe-core's Watch, GradientOp and FGSM, using the step's GradientTape (`state['tape']`)."""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Dict, Iterator, List
+
+import tensorflow as tf
+
+__all__ = ["KERNELS"]
+
+
+def _where(state: Dict[str, Any]) -> str:
+    return f"mode {state.get('mode')!r}, epoch {state.get('fe_epoch', state.get('epoch'))}, ds_id {state.get('ds_id')!r}"
+
+
+@contextlib.contextmanager
+def _paused(tape: Any) -> Iterator[None]:
+    """Stop `tape` recording while gradients are computed (when it is recording)."""
+    if getattr(tape, "_recording", False):
+        with tape.stop_recording():
+            yield
+    else:
+        yield
+
+
+def _tape(op: Any, state: Dict[str, Any]) -> tf.GradientTape:
+    tape = state.get("tape")
+    if tape is None:
+        raise ValueError(f"{type(op).__name__} needs the Network's GradientTape, which this step does not have "
+                         f"({_where(state)}); run it inside a Network")
+    return tape
+
+
+def watch_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[Any]:
+    """Make the step's tape watch the tensors."""
+    tape = state.get("tape")
+    tensors = [tf.convert_to_tensor(value) for value in data]
+    if tape is not None:
+        for key, tensor in zip(op.inputs, tensors):
+            if not tensor.dtype.is_floating:
+                raise TypeError(f"Watch cannot differentiate with respect to {key!r}: it holds {tensor.dtype.name} "
+                                f"values, and only floating point tensors have gradients ({_where(state)})")
+            tape.watch(tensor)
+    return tensors
+
+
+def _check_tape_for(op: Any, tape: Any, finals: int, state: Dict[str, Any]) -> None:
+    if finals > 1 and not getattr(tape, "_persistent", False):
+        raise ValueError(f"GradientOp with {finals} finals needs a persistent GradientTape ({_where(state)}); "
+                         "use one GradientOp per final")
+
+
+def gradient_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[Any]:
+    """Gradients of each final (summed if not scalar) w.r.t. the input tensors or the model's trainable variables;
+    missing gradients (unconnected sources) come back as zeros."""
+    tape = _tape(op, state)
+    finals = data[op.num_sources:]
+    sources = list(op.model.trainable_variables) if op.model is not None else list(data[:op.num_sources])
+    _check_tape_for(op, tape, len(finals), state)
+    results: List[Any] = []
+    with _paused(tape):
+        for final in finals:
+            grads = tape.gradient(final, sources, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+            grads = [tf.convert_to_tensor(grad) for grad in grads]  # IndexedSlices (embeddings) become dense
+            results.append(grads[0] if op.model is None and op.single_source else grads)
+    return results
+
+
+def fgsm_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> tf.Tensor:
+    """clip(x + epsilon * sign(d loss / d x)), without a gradient path."""
+    x, loss = data
+    tape = _tape(op, state)
+    with _paused(tape):
+        gradient = tape.gradient(loss, x, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        x = tf.stop_gradient(x)
+        adversarial = x + op.epsilon * tf.sign(tf.cast(gradient, x.dtype))
+        low = tf.reduce_min(x) if op.clip_low is None else tf.cast(op.clip_low, x.dtype)
+        high = tf.reduce_max(x) if op.clip_high is None else tf.cast(op.clip_high, x.dtype)
+        return tf.stop_gradient(tf.clip_by_value(adversarial, low, high))
+
+
+KERNELS = {"watch": watch_kernel, "gradient": gradient_kernel, "fgsm": fgsm_kernel}
