@@ -4,5 +4,6 @@ from fe_core.trace.xai.eigen_cam import EigenCAM
 from fe_core.trace.xai.grad_cam import GradCAM
 from fe_core.trace.xai.instance_tracker import InstanceTracker
 from fe_core.trace.xai.label_tracker import LabelTracker
+from fe_core.trace.xai.saliency import Saliency
 
-__all__ = ["EigenCAM", "GradCAM", "InstanceTracker", "LabelTracker"]
+__all__ = ["EigenCAM", "GradCAM", "InstanceTracker", "LabelTracker", "Saliency"]
