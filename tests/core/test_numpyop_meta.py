@@ -38,7 +38,7 @@ def plus(n: int, key: str = "x") -> LambdaOp:
     return LambdaOp(fn=lambda v: v + n, inputs=key, outputs=key)
 
 
-# ---------------------------------------------------------------------------------------------------------- Sometimes
+# ------------------------------------------------------------------------------------------- Sometimes
 def test_sometimes_runs_with_its_probability_and_passes_through_otherwise():
     op = Sometimes(plus(1), prob=0.3)
     np.random.seed(0)
@@ -58,7 +58,7 @@ def test_sometimes_needs_existing_output_keys_as_inputs_and_rejects_bad_argument
         Sometimes(Batch())
 
 
-# ---------------------------------------------------------------------------------------------------------- OneOf
+# ----------------------------------------------------------------------------------------------- OneOf
 def test_one_of_follows_probs():
     op = OneOf(plus(1), plus(10), plus(100), probs=[0.2, 0.0, 0.8])
     np.random.seed(0)
@@ -82,7 +82,7 @@ def test_one_of_is_uniform_without_probs_and_checks_its_arguments():
         OneOf()
 
 
-# ---------------------------------------------------------------------------------------------------------- Repeat
+# ---------------------------------------------------------------------------------------------- Repeat
 def test_repeat_a_fixed_number_of_times_or_while_a_condition_holds():
     assert Repeat(plus(2), repeat=3).forward([0], {}) == [6]
     assert Repeat(plus(3), repeat=lambda x: x < 10).forward([0], {}) == [12]
@@ -114,7 +114,7 @@ def test_repeat_is_batch_capable_only_for_a_fixed_count_of_a_batch_capable_op():
     assert not Repeat(plus(1), repeat=2).batch_capable
 
 
-# ---------------------------------------------------------------------------------------------------------- Fuse
+# ------------------------------------------------------------------------------------------------ Fuse
 def test_fuse_runs_a_chain_as_one_op():
     op = Fuse([LambdaOp(fn=lambda x: x + 1, inputs="x", outputs="y"),
                LambdaOp(fn=lambda x, y: x * y, inputs=["x", "y"], outputs="z"),
@@ -145,7 +145,7 @@ def test_meta_ops_wrap_each_other():
     assert op.forward([0], {}) == [21]
 
 
-# ---------------------------------------------------------------------------------------------------------- RUA level
+# ------------------------------------------------------------------------------------------------- RUA level
 def test_set_rua_level_reaches_wrapped_ops_or_says_which_cannot():
     inner = [Leveled(), Leveled()]
     for op in (Sometimes(inner[0]), OneOf(*inner), Repeat(inner[1]), Fuse(inner)):
@@ -156,7 +156,7 @@ def test_set_rua_level_reaches_wrapped_ops_or_says_which_cannot():
     LambdaOp(fn=abs).set_rua_level(0.5)  # a LambdaOp accepts and ignores it
 
 
-# ---------------------------------------------------------------------------------------------------------- checkpoints
+# ----------------------------------------------------------------------------------------- checkpoints
 def test_state_of_ops_nested_in_meta_ops_is_saved_and_restored():
     def build():
         deep = Counter()
@@ -182,7 +182,7 @@ def test_restoring_into_different_nested_ops_is_refused():
         set_object_states([Fuse([Counter()])], states)
 
 
-# ---------------------------------------------------------------------------------------------------------- forward_numpyop
+# ------------------------------------------------------------------------------------- forward_numpyop
 def test_forward_numpyop_runs_ops_in_place_deletes_and_filters():
     data = {"x": 1, "tmp": 0}
     result = forward_numpyop([plus(1), LambdaOp(fn=lambda x: x * 3, inputs="x", outputs="y"), Delete("tmp")], data,

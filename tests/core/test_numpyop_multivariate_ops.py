@@ -20,9 +20,11 @@ MASK = np.arange(6 * 8, dtype=np.uint8).reshape(6, 8)
 REQUIRED = {
     "CenterCrop": dict(height=8, width=8), "RandomCrop": dict(height=8, width=8),
     "CropNonEmptyMaskIfExists": dict(height=8, width=8), "RandomResizedCrop": dict(height=8, width=8),
-    "RandomSizedCrop": dict(min_max_height=(6, 10), height=8, width=8), "RandomSizedBBoxSafeCrop": dict(height=8, width=8),
-    "Resize": dict(height=8, width=8), "Crop": dict(x_max=8, y_max=8), "RandomCropNearBBox": dict(cropping_bbox_in="cb"),
-    "LongestMaxSize": dict(max_size=8), "SmallestMaxSize": dict(max_size=8), "PadIfNeeded": dict(min_height=20, min_width=20),
+    "RandomSizedCrop": dict(min_max_height=(6, 10), height=8, width=8),
+    "Resize": dict(height=8, width=8), "Crop": dict(x_max=8, y_max=8),
+    "RandomCropNearBBox": dict(cropping_bbox_in="cb"),
+    "LongestMaxSize": dict(max_size=8), "SmallestMaxSize": dict(max_size=8),
+    "PadIfNeeded": dict(min_height=20, min_width=20),
     "RandomGridShuffle": dict(grid=(2, 2)), "CropAndPad": dict(px=2),
     "BBoxSafeRandomCrop": dict(bbox_in="b", bbox_params="pascal_voc"),  # these two need boxes to keep
     "RandomSizedBBoxSafeCrop": dict(height=8, width=8, bbox_in="b", bbox_params="pascal_voc"),
@@ -86,7 +88,8 @@ def test_horizontal_flip_moves_boxes_keypoints_and_masks_with_the_image():
     assert op.inputs == ["x", "m", "m1", "m2", "b", "k"] and op.outputs == op.inputs
     boxes = np.array([[0, 0, 2, 3, 7]], dtype=np.float32)  # x_min, y_min, x_max, y_max, label
     keypoints = np.array([[1, 2]], dtype=np.float32)
-    image, mask, mask1, mask2, out_boxes, out_keypoints = op.forward([IMAGE, MASK, MASK, MASK + 1, boxes, keypoints], {})
+    outputs = op.forward([IMAGE, MASK, MASK, MASK + 1, boxes, keypoints], {})
+    image, mask, mask1, mask2, out_boxes, out_keypoints = outputs
     np.testing.assert_array_equal(image, IMAGE[:, ::-1])
     np.testing.assert_array_equal(mask, MASK[:, ::-1])
     np.testing.assert_array_equal(mask1, MASK[:, ::-1])

@@ -58,8 +58,9 @@ class NumpyGlobalRandom(random.Random):
     """A `random.Random` whose every draw comes from a numpy `Generator` (by default numpy's global random state).
 
     All of `random.Random`'s methods (`uniform`, `randint`, `choice`, `sample`, `shuffle`, ...) are built on
-    `random()` and `getrandbits()`, which this class takes from the generator; `gauss` draws from it directly. `seed()` does nothing: the state is
-    numpy's, seeded through `np.random.seed` / `fe_core.enable_deterministic`.
+    `random()` and `_randbelow()` / `getrandbits()`, which this class takes from the generator; `gauss` draws from it
+    directly. `seed()` does nothing: the state is numpy's, seeded through `np.random.seed` /
+    `fe_core.enable_deterministic`.
 
     Args:
         generator: The numpy generator to draw from.
@@ -91,7 +92,7 @@ class NumpyGlobalRandom(random.Random):
         return value
 
     def gauss(self, mu: float = 0.0, sigma: float = 1.0) -> float:
-        """A normal draw from the numpy generator (python's `gauss` would cache a second value outside numpy's state)."""
+        """A normal draw from the numpy generator (python's `gauss` caches a second value outside numpy's state)."""
         return mu + sigma * float(self._generator.standard_normal())
 
     def getrandbits(self, k: int) -> int:

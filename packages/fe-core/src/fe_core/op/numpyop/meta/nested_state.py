@@ -34,9 +34,9 @@ class MetaOpStateMixin:
         children = self.get_child_ops()
         states: Sequence[Dict[str, Any]] = state.get("ops", [])
         if not isinstance(states, list) or len(states) != len(children):
-            raise ValueError(f"{type(self).__name__}: the checkpoint holds {len(states) if isinstance(states, list) else 0}"
-                             f" nested op state(s), but this op holds {len(children)} op(s) "
-                             f"({', '.join(type(op).__name__ for op in children)})")
+            saved = len(states) if isinstance(states, list) else 0
+            raise ValueError(f"{type(self).__name__}: the checkpoint holds {saved} nested op state(s), but this op "
+                             f"holds {len(children)} op(s) ({', '.join(type(op).__name__ for op in children)})")
         check = getattr(object_state, "check_object_state", None)  # all-or-nothing check, where the collector has one
         if check is not None:
             for index, (op, op_state) in enumerate(zip(children, states)):

@@ -37,7 +37,10 @@ class Repeat(MetaOpStateMixin, NumpyOp):
         [10]
     """
 
-    def __init__(self, op: NumpyOp, repeat: Union[int, Callable[..., bool]] = 1, max_iter: Optional[int] = None) -> None:
+    def __init__(self,
+                 op: NumpyOp,
+                 repeat: Union[int, Callable[..., bool]] = 1,
+                 max_iter: Optional[int] = None) -> None:
         if isinstance(op, Batch) or not isinstance(op, NumpyOp):
             raise ValueError(f"Repeat needs a NumpyOp other than Batch, got {type(op).__name__}")
         if callable(repeat):

@@ -10,7 +10,8 @@ from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentati
 __all__ = ["BBoxSafeRandomCrop"]
 
 
-@fe_export("fe.op.numpyop.multivariate.bbox_safe_random_crop.BBoxSafeRandomCrop", "fe.op.numpyop.multivariate.BBoxSafeRandomCrop")
+@fe_export("fe.op.numpyop.multivariate.bbox_safe_random_crop.BBoxSafeRandomCrop",
+           "fe.op.numpyop.multivariate.BBoxSafeRandomCrop")
 class BBoxSafeRandomCrop(MultiVariateAlbumentation):
     """Crop a random part of the input that keeps every bounding box.
 

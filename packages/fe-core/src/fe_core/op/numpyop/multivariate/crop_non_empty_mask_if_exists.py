@@ -10,7 +10,8 @@ from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentati
 __all__ = ["CropNonEmptyMaskIfExists"]
 
 
-@fe_export("fe.op.numpyop.multivariate.crop_non_empty_mask_if_exists.CropNonEmptyMaskIfExists", "fe.op.numpyop.multivariate.CropNonEmptyMaskIfExists")
+@fe_export("fe.op.numpyop.multivariate.crop_non_empty_mask_if_exists.CropNonEmptyMaskIfExists",
+           "fe.op.numpyop.multivariate.CropNonEmptyMaskIfExists")
 class CropNonEmptyMaskIfExists(MultiVariateAlbumentation):
     """Crop an area around non-empty mask pixels if the mask has any, else a random area.
 

@@ -1,7 +1,7 @@
 """`ElasticTransform`: deform the input elastically."""
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Optional, Union
+from typing import Iterable, List, Optional, Union
 
 from fe_core.export import fe_export
 from fe_core.op.numpyop.albumentations_support import import_albumentations
@@ -10,7 +10,8 @@ from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentati
 __all__ = ["ElasticTransform"]
 
 
-@fe_export("fe.op.numpyop.multivariate.elastic_transform.ElasticTransform", "fe.op.numpyop.multivariate.ElasticTransform")
+@fe_export("fe.op.numpyop.multivariate.elastic_transform.ElasticTransform",
+           "fe.op.numpyop.multivariate.ElasticTransform")
 class ElasticTransform(MultiVariateAlbumentation):
     """Deform the input elastically.
 

@@ -1,7 +1,7 @@
 """`GridDistortion`: distort the input by moving the points of a grid at random."""
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Optional, Tuple, Union
+from typing import Iterable, List, Optional, Tuple, Union
 
 from fe_core.export import fe_export
 from fe_core.op.numpyop.albumentations_support import import_albumentations

@@ -1,7 +1,7 @@
 """`MaskDropout`: erase randomly chosen objects of a mask from the image and the mask."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Tuple, Union
+from typing import Iterable, Optional, Tuple, Union
 
 from fe_core.export import fe_export
 from fe_core.op.numpyop.albumentations_support import import_albumentations

@@ -1,7 +1,7 @@
 """`OpticalDistortion`: apply a random lens (barrel / pincushion) distortion to the input."""
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Optional, Tuple, Union
+from typing import Iterable, List, Optional, Tuple, Union
 
 from fe_core.export import fe_export
 from fe_core.op.numpyop.albumentations_support import import_albumentations
@@ -10,7 +10,8 @@ from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentati
 __all__ = ["OpticalDistortion"]
 
 
-@fe_export("fe.op.numpyop.multivariate.optical_distortion.OpticalDistortion", "fe.op.numpyop.multivariate.OpticalDistortion")
+@fe_export("fe.op.numpyop.multivariate.optical_distortion.OpticalDistortion",
+           "fe.op.numpyop.multivariate.OpticalDistortion")
 class OpticalDistortion(MultiVariateAlbumentation):
     """Apply a random lens (barrel / pincushion) distortion to the input.
 

@@ -10,7 +10,8 @@ from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentati
 __all__ = ["RandomCropFromBorders"]
 
 
-@fe_export("fe.op.numpyop.multivariate.random_crop_from_borders.RandomCropFromBorders", "fe.op.numpyop.multivariate.RandomCropFromBorders")
+@fe_export("fe.op.numpyop.multivariate.random_crop_from_borders.RandomCropFromBorders",
+           "fe.op.numpyop.multivariate.RandomCropFromBorders")
 class RandomCropFromBorders(MultiVariateAlbumentation):
     """Crop random amounts from each border of the input.
 

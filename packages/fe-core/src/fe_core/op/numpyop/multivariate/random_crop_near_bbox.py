@@ -10,7 +10,8 @@ from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentati
 __all__ = ["RandomCropNearBBox"]
 
 
-@fe_export("fe.op.numpyop.multivariate.random_crop_near_bbox.RandomCropNearBBox", "fe.op.numpyop.multivariate.RandomCropNearBBox")
+@fe_export("fe.op.numpyop.multivariate.random_crop_near_bbox.RandomCropNearBBox",
+           "fe.op.numpyop.multivariate.RandomCropNearBBox")
 class RandomCropNearBBox(MultiVariateAlbumentation):
     """Crop around a given box, shifted at random.
 

@@ -1,7 +1,7 @@
 """`RandomGridShuffle`: cut the input into a grid and shuffle the cells at random."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Tuple, Union
+from typing import Iterable, Optional, Tuple, Union
 
 from fe_core.export import fe_export
 from fe_core.op.numpyop.albumentations_support import import_albumentations
@@ -10,7 +10,8 @@ from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentati
 __all__ = ["RandomGridShuffle"]
 
 
-@fe_export("fe.op.numpyop.multivariate.random_grid_shuffle.RandomGridShuffle", "fe.op.numpyop.multivariate.RandomGridShuffle")
+@fe_export("fe.op.numpyop.multivariate.random_grid_shuffle.RandomGridShuffle",
+           "fe.op.numpyop.multivariate.RandomGridShuffle")
 class RandomGridShuffle(MultiVariateAlbumentation):
     """Cut the input into a grid and shuffle the cells at random.
 

@@ -10,7 +10,8 @@ from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentati
 __all__ = ["RandomResizedCrop"]
 
 
-@fe_export("fe.op.numpyop.multivariate.random_resized_crop.RandomResizedCrop", "fe.op.numpyop.multivariate.RandomResizedCrop")
+@fe_export("fe.op.numpyop.multivariate.random_resized_crop.RandomResizedCrop",
+           "fe.op.numpyop.multivariate.RandomResizedCrop")
 class RandomResizedCrop(MultiVariateAlbumentation):
     """Crop a random part of the input and resize it to a given size.
 

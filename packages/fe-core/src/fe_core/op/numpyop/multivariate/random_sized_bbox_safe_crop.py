@@ -1,4 +1,5 @@
-"""`RandomSizedBBoxSafeCrop`: crop a random part of the input that keeps every bounding box, and resize it to a given size."""
+"""`RandomSizedBBoxSafeCrop`: crop a random part of the input that keeps every bounding box, and resize it to a
+given size."""
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
@@ -10,7 +11,8 @@ from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentati
 __all__ = ["RandomSizedBBoxSafeCrop"]
 
 
-@fe_export("fe.op.numpyop.multivariate.random_sized_bbox_safe_crop.RandomSizedBBoxSafeCrop", "fe.op.numpyop.multivariate.RandomSizedBBoxSafeCrop")
+@fe_export("fe.op.numpyop.multivariate.random_sized_bbox_safe_crop.RandomSizedBBoxSafeCrop",
+           "fe.op.numpyop.multivariate.RandomSizedBBoxSafeCrop")
 class RandomSizedBBoxSafeCrop(MultiVariateAlbumentation):
     """Crop a random part of the input that keeps every bounding box, and resize it to a given size.
 

@@ -11,7 +11,8 @@ from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentati
 __all__ = ["ShiftScaleRotate"]
 
 
-@fe_export("fe.op.numpyop.multivariate.shift_scale_rotate.ShiftScaleRotate", "fe.op.numpyop.multivariate.ShiftScaleRotate")
+@fe_export("fe.op.numpyop.multivariate.shift_scale_rotate.ShiftScaleRotate",
+           "fe.op.numpyop.multivariate.ShiftScaleRotate")
 class ShiftScaleRotate(MultiVariateAlbumentation):
     """Shift, scale and rotate the input by random amounts.
 
