@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Generator, List, Optional
 
+import numpy as np
+
 from fe_core.dataset.dataset import DatasetArgumentError, DatasetSummary, FEDataset, _summarize_values
 from fe_core.export import fe_export
 
@@ -20,7 +22,7 @@ class GeneratorDataset(FEDataset):
         generator: The generator (an iterator of sample dicts) to draw samples from.
         samples_per_epoch: How many samples should be drawn from the generator during an epoch. Note that the
             generator will actually be invoked more times than the number specified here (the Pipeline looks at one
-            sample to learn the keys).
+            sample to learn the keys, leaving numpy's random state as it was).
 
     Raises:
         DatasetArgumentError: If `samples_per_epoch` is not a positive int.
@@ -60,9 +62,17 @@ class GeneratorDataset(FEDataset):
         return sample
 
     def keys(self) -> List[str]:
-        """The keys of the generator's samples (drawing one sample the first time)."""
+        """The keys of the generator's samples.
+
+        The first call draws one sample to look at and then puts numpy's global random state back, so asking for the
+        keys never shifts the random stream (runs stay reproducible and resumable).
+        """
         if self._keys is None:
-            self[0]
+            random_state = np.random.get_state()
+            try:
+                self[0]
+            finally:
+                np.random.set_state(random_state)
         return list(self._keys or [])
 
     def _do_split(self, splits: Any) -> List["FEDataset"]:
