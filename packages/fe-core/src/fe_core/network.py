@@ -440,26 +440,41 @@ class BaseNetwork:
         """Run the network on one batch (a dict), a list of batches, or every batch of a Pipeline.
 
         Args:
-            data: A dict of numpy arrays (one batch), a list of such dicts, or a Pipeline.
+            data: A dict of numpy arrays (one batch), an iterable of such dicts, or a Pipeline (every batch of its
+                `mode` data).
             mode: The mode to run the ops of ('train', 'eval', 'test', 'infer').
             epoch: The epoch whose schedules apply.
             ds_id: The dataset id.
 
         Returns:
-            The prediction dict overlaid on the input (numpy), or a list of them. No weights change: updates are
-            run as in warmup.
+            The prediction dict overlaid on the input (numpy) for a dict, else a list of them. No weights change:
+            updates are run as in warmup.
+
+        Raises:
+            TypeError: If `data` is not a dict, an iterable of dicts, or a Pipeline.
         """
         from fe_core.pipeline import Pipeline  # pylint: disable=import-outside-toplevel
+        single = isinstance(data, Mapping)
+        if not single and not isinstance(data, Pipeline):
+            try:
+                data = list(data)
+            except TypeError:
+                raise TypeError(f"Network.transform takes a dict of arrays, an iterable of such dicts, or a Pipeline; "
+                                f"got {type(data).__name__}") from None
+            for index, batch in enumerate(data):
+                if not isinstance(batch, Mapping):
+                    raise TypeError(f"Network.transform: element {index} of the data is a {type(batch).__name__}, "
+                                    f"not a dict of arrays")
         results = []
-        with self(mode=mode, epoch=epoch, ds_id=ds_id, warmup=True, eager=isinstance(data, dict)):
+        with self(mode=mode, epoch=epoch, ds_id=ds_id, warmup=True, eager=single):
             if isinstance(data, Pipeline):
                 with data(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False) as loader:
                     for batch in loader:
                         results.append(self._materialize(self.run_step(dict(batch))))
             else:
-                for batch in to_list(data):
+                for batch in [data] if single else data:
                     results.append(self._materialize(self.run_step(dict(batch))))
-        return results[0] if isinstance(data, dict) else results
+        return results[0] if single else results
 
     @staticmethod
     def _materialize(result: MutableMapping[str, Any]) -> Dict[str, Any]:

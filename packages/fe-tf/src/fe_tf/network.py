@@ -200,8 +200,10 @@ class TFNetwork(BaseNetwork):
 
     Args:
         ops: TensorOps (or Schedulers of them) run on every step.
-        pops: Postprocessing NumpyOps run on the numpy batch after the ops.
+        postprocessing: Postprocessing NumpyOps run on the numpy batch after the ops (FastEstimator's name; `pops` is
+            accepted too).
         slicers: Slicers cutting each batch into minibatches.
+        pops: The same as `postprocessing` (the name `fe.Network` uses).
 
     Attributes:
         trace_count: How many times a step body was traced so far (per replica under a MirroredStrategy).
@@ -212,8 +214,11 @@ class TFNetwork(BaseNetwork):
         >>> #                          UpdateOp(model=model, loss_name="ce")])  # doctest: +SKIP
     """
 
-    def __init__(self, ops: Any, pops: Any = None, slicers: Any = None) -> None:
-        super().__init__(target_type="tf", device=None, ops=ops, postprocessing=pops, slicers=slicers)
+    def __init__(self, ops: Any, postprocessing: Any = None, slicers: Any = None, pops: Any = None) -> None:
+        if postprocessing is not None and pops is not None:
+            raise ValueError("TFNetwork: give postprocessing ops as `postprocessing` or `pops`, not both")
+        super().__init__(target_type="tf", device=None, ops=ops,
+                         postprocessing=postprocessing if postprocessing is not None else pops, slicers=slicers)
         self.trace_count = 0
         self._programs: Dict[tuple, _StepProgram] = {}
         self._program: Optional[_StepProgram] = None

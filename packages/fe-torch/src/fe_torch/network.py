@@ -30,9 +30,11 @@ class TorchNetwork(BaseNetwork):
 
     Args:
         ops: TensorOps (or Schedulers of them) run on every step.
-        pops: Postprocessing NumpyOps, run on the numpy batch after the ops.
+        postprocessing: Postprocessing NumpyOps, run on the numpy batch after the ops (FastEstimator's name; `pops`
+            is accepted too).
         slicers: Slicers cutting each batch into minibatches.
         device: The device to run on; None takes the backend's default (the first CUDA GPU, else the CPU).
+        pops: The same as `postprocessing` (the name `fe.Network` uses).
 
     Example:
         >>> import numpy as np
@@ -44,9 +46,12 @@ class TorchNetwork(BaseNetwork):
         (3, 1)
     """
 
-    def __init__(self, ops: Any, pops: Any = None, slicers: Any = None,
-                 device: Optional[torch.device] = None) -> None:
-        super().__init__(target_type="torch", device=device, ops=ops, postprocessing=pops, slicers=slicers)
+    def __init__(self, ops: Any, postprocessing: Any = None, slicers: Any = None,
+                 device: Optional[torch.device] = None, pops: Any = None) -> None:
+        if postprocessing is not None and pops is not None:
+            raise ValueError("TorchNetwork: give postprocessing ops as `postprocessing` or `pops`, not both")
+        super().__init__(target_type="torch", device=device, ops=ops,
+                         postprocessing=postprocessing if postprocessing is not None else pops, slicers=slicers)
         self.device = torch.device(self.device)
         self._on_cpu = self.device.type == "cpu"
         for model in self.models:

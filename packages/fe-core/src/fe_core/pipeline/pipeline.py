@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, Iterable, List, Optional, Set, Tuple, Union
+from typing import Any, Dict, Iterable, List, Literal, Optional, Set, Tuple, Union, overload
+
+import numpy as np
 
 from fe_core.framework import Backend, framework_backends
 from fe_core.containers import to_list
@@ -281,34 +283,74 @@ class Pipeline:
         """The mid-epoch position a restored checkpoint continues from (None when it was taken between epochs)."""
         return self._position.pending_resume()
 
+    @overload
+    def get_results(self, mode: str = "train", epoch: int = 1, ds_id: str = "", num_steps: Literal[1] = 1,
+                    shuffle: bool = False) -> Dict[str, Any]:
+        ...
+
+    @overload
+    def get_results(self, mode: str = "train", epoch: int = 1, ds_id: str = "", num_steps: int = 1,
+                    shuffle: bool = False) -> List[Dict[str, Any]]:
+        ...
+
     def get_results(self, mode: str = "train", epoch: int = 1, ds_id: str = "", num_steps: int = 1,
                     shuffle: bool = False) -> Union[Dict[str, Any], List[Dict[str, Any]]]:
         """The first `num_steps` batches of an epoch (for looking at what the Pipeline produces).
 
+        Args:
+            mode: 'train', 'eval' or 'test'.
+            epoch: The epoch (from 1), for Schedulers.
+            ds_id: The dataset id.
+            num_steps: How many batches to get.
+            shuffle: Whether to shuffle the data first.
+
         Returns:
-            One batch dict when exactly one batch was produced, else a list of batches.
+            The batch dict when `num_steps` is 1, else a list of (at most `num_steps`) batches.
+
+        Raises:
+            ValueError: If `num_steps` is not a positive integer.
+            KeyError: If there is no data for `mode` / `ds_id`.
         """
+        if not _is_positive_int(num_steps):
+            raise ValueError(f"get_results num_steps must be a positive integer, got {num_steps!r}")
         results: List[Dict[str, Any]] = []
-        with self(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=shuffle) as loader:
+        with self(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=shuffle, steps_per_epoch=None) as loader:
             for batch in loader:
                 results.append(batch)
                 if len(results) >= num_steps:
                     break
-        return results[0] if len(results) == 1 else results
+        if num_steps == 1:
+            if not results:
+                raise ValueError(f"Pipeline produced no batch in mode {mode!r}, epoch {epoch}, ds_id {ds_id!r}")
+            return results[0]
+        return results
 
-    def transform(self, data: Dict[str, Any], mode: str, epoch: int = 1, ds_id: str = ""
+    def transform(self, data: Dict[str, Any], mode: str, epoch: int = 1, ds_id: str = "", target_type: str = "np"
                   ) -> Union[Dict[str, Any], FilteredData]:
         """Run the Pipeline's ops on one sample dict, as FastEstimator does for inference.
 
         The per-sample ops run on (a copy of) `data`, it is collated into a batch of one, and the ops after Batch run on
         that batch.
 
+        Args:
+            data: One sample: a dict of values.
+            mode: The mode whose ops run ('train', 'eval', 'test' or 'infer').
+            epoch: The epoch (from 1), for Schedulers.
+            ds_id: The dataset id.
+            target_type: What the batch values become: 'np' (numpy arrays), 'torch' or 'tf' (that framework's tensors,
+                through its backend).
+
         Returns:
             The batch dict (every value has a leading batch axis of 1), or FilteredData if an op filtered the sample.
+
+        Raises:
+            ValueError: If `target_type` is not 'np', 'torch' or 'tf'.
 
         Example:
             >>> # pipeline.transform({"x": image}, mode="infer")["x"].shape  -> (1, 28, 28, 1)
         """
+        if target_type not in ("np", "torch", "tf"):
+            raise ValueError(f"Pipeline.transform target_type must be 'np', 'torch' or 'tf', got {target_type!r}")
         sample = copy.deepcopy(dict(data))
         sample_ops, batch_op, post_ops = self._split_ops(mode, epoch, ds_id)
         state = {"mode": mode, "epoch": epoch, "ds_id": ds_id, "warmup": False}
@@ -317,7 +359,14 @@ class Pipeline:
             return filtered
         batch = batch_op.collate([sample]) if batch_op is not None else collate_samples([sample])
         filtered = run_steps(batch, compile_steps(post_ops, batched=True), state)
-        return filtered if filtered is not None else batch
+        if filtered is not None:
+            return filtered
+        if target_type != "np":
+            from fe_core.framework import get_backend  # pylint: disable=import-outside-toplevel
+            backend = get_backend(target_type)
+            batch = {key: backend.to_tensor(value) if isinstance(value, np.ndarray) else value
+                     for key, value in batch.items()}
+        return batch
 
     def benchmark(self, mode: str = "train", epoch: int = 1, ds_id: Optional[str] = None, num_steps: int = 1000,
                   log_interval: int = 100, detailed: bool = True) -> Dict[str, Dict[str, float]]:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Sequence
 
+from fe_core.export import fe_export
 from fe_core.slicer.slicer import Slicer
 
 __all__ = ["sanity_assert_slicers", "forward_slicers", "reverse_slicers"]
 
 
+@fe_export("fe.slicer.slicer.sanity_assert_slicers")
 def sanity_assert_slicers(slicers: Sequence[Slicer]) -> None:
     """Check that the slicers running together do not interfere with each other.
 
@@ -51,6 +53,7 @@ def sanity_assert_slicers(slicers: Sequence[Slicer]) -> None:
                          "anything in the same step, so there is nothing to un-slice")
 
 
+@fe_export("fe.slicer.slicer.forward_slicers")
 def forward_slicers(slicers: Sequence[Slicer], data: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """Cut a batch into minibatches with every slicer that slices.
 
@@ -107,6 +110,7 @@ def forward_slicers(slicers: Sequence[Slicer], data: Mapping[str, Any]) -> List[
     return minibatches
 
 
+@fe_export("fe.slicer.slicer.reverse_slicers")
 def reverse_slicers(slicers: Sequence[Slicer], data: Sequence[Mapping[str, Any]],
                     original_data: Mapping[str, Any]) -> Dict[str, Any]:
     """Fuse processed minibatches back into one batch.
