@@ -97,7 +97,7 @@ class OneOf(WrapperOp):
             probs = [1.0 / len(self.ops)] * len(self.ops)
         if len(probs) != len(self.ops) or any(p < 0 for p in probs) or abs(sum(probs) - 1.0) > 1e-6:
             raise ValueError(f"OneOf probs must be {len(self.ops)} non-negative numbers summing to 1, got {probs}")
-        super().__init__(inputs=_io_keys(first), outputs=first.outputs, mode=first.mode, ds_id=first.ds_id)
+        super().__init__(inputs=first.inputs, outputs=first.outputs, mode=first.mode, ds_id=first.ds_id)
         self.mode, self.ds_id = first.mode, first.ds_id
         self.probs = [float(p) for p in probs]
         self.cumulative = list(itertools.accumulate(self.probs))[:-1]  # upper bounds of all but the last op's slot
@@ -105,7 +105,7 @@ class OneOf(WrapperOp):
 
     def run(self, index: int, data: List[Any], state: Dict[str, Any]) -> List[Any]:
         """Run op number `index` on `data` (this op's inputs) and return the outputs."""
-        store = dict(zip(self.inputs, data))
+        store: Dict[str, Any] = dict(zip(self.inputs, data))
         run_wrapped(self.ops[index], store, state)
         return [store[key] for key in self.outputs]
 
