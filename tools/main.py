@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Main job of the repository: train a CNN on real data end to end, from a fresh clone.
 
-In `.venvs/fe` (all four packages with fe's `examples` extra: the same environment `python tools/test.py fe` uses,
-created or reused through tools/test.py's helpers), it runs
+In `.venvs/main` (fe-core, fe-torch and fe with its `examples` extra: only what the torch example needs, no
+TensorFlow; created or reused through tools/test.py's helpers), it runs
 
     python -m fe.cli train fe.examples.digits_torch_cnn --epochs 8
 
@@ -32,6 +32,8 @@ runner = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(runner)
 
 EXAMPLE = "fe.examples.digits_torch_cnn"
+# Only what the torch example needs: no TensorFlow, no test tools (.venvs/main).
+MAIN_PACKAGES = ["fe-core", "fe-torch", "fe[examples]"]
 MIN_ACCURACY = 0.9
 
 # Run in the venv after training: read the saved log back and print the final test accuracy.
@@ -64,7 +66,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--epochs", type=int, default=8, help="training epochs (default 8)")
     args = parser.parse_args(argv)
 
-    python = runner.ensure_venv("fe", runner.SUITE_PACKAGES["fe"], runner.TEST_REQUIREMENTS)
+    python = runner.ensure_venv("main", MAIN_PACKAGES)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
     env.setdefault("OMP_NUM_THREADS", str(min(4, os.cpu_count() or 1)))
     out_dir = Path(tempfile.mkdtemp(prefix="fe_main_"))

@@ -45,6 +45,10 @@ SUITE_PACKAGES: Dict[str, List[str]] = {
 # What the tests themselves need on top (the frameworks come with fe-torch / fe-tf, pinned by the constraints).
 TEST_REQUIREMENTS = ["pytest", "pyyaml", "tomli; python_version < '3.11'"]
 
+# Why tests of each marker are left out, for the closing lines.
+DESELECT_REASONS = {"gpu": "they need a CUDA GPU; run with --gpu on a GPU machine",
+                    "slow": "--fast leaves them out"}
+
 _COUNT_RE = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b")
 _SUMMARY_RE = re.compile(r"\b\d+ (passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b.* in [\d.]+s|"
                          r"no tests ran in [\d.]+s")
@@ -171,7 +175,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     marker_args = ["-m", " and ".join(f"not {m}" for m in deselect)] if deselect else []
 
     results: List[Tuple[str, str]] = []
-    totals = {"passed": 0, "failed": 0, "skipped": 0}
+    totals = {"passed": 0, "failed": 0, "skipped": 0, "deselected": 0}
     any_failed = False
     for suite in suites:
         print(f"\n===== suite {suite} =====", flush=True)
@@ -186,6 +190,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         code, counts = run_pytest(python, suite, marker_args + extra)
         totals["passed"] += counts.get("passed", 0) + counts.get("xpassed", 0)
         totals["skipped"] += counts.get("skipped", 0) + counts.get("xfailed", 0)
+        totals["deselected"] += counts.get("deselected", 0)
         failed = counts.get("failed", 0) + counts.get("errors", 0)
         detail = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no counts"
         if code == 0:
@@ -204,6 +209,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print("\n===== summary =====")
     for suite, outcome in results:
         print(f"{suite:6s} {outcome}")
+    if totals["deselected"]:
+        why = " and ".join(f"marked {marker} ({DESELECT_REASONS[marker]})" for marker in deselect)
+        print(f"{totals['deselected']} deselected: tests {why}")
     print(f"{totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped", flush=True)
     return 1 if any_failed else 0
 
