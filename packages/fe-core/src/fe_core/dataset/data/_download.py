@@ -116,22 +116,27 @@ def fetch(url: str, directory: str, file_name: Optional[str] = None, checksum: O
                     algorithm=algorithm)
 
 
-def fetch_google_drive(file_id: str, destination: str, checksum: Optional[str] = None,
-                       algorithm: str = "md5") -> str:
-    """Download a publicly shared Google Drive file (skipping Drive's virus-scan page for large files).
+def fetch_google_drive(file_id: str, destination: str) -> str:
+    """Download a publicly shared Google Drive file (through `fe_core.util.google_drive`, which passes Drive's
+    virus-scan page), unless `destination` exists. With `$FE_DATA_MIRROR` set, the file is fetched from the mirror as
+    `<mirror>/uc?export=download&id=<file_id>` instead.
 
     Args:
         file_id: The Drive file id.
         destination: The file path to write.
-        checksum: The expected hex digest, if known.
-        algorithm: The digest algorithm of `checksum`.
 
     Returns:
         `destination`.
     """
-    url = f"https://drive.usercontent.google.com/download?id={file_id}&export=download&confirm=t"
-    return fetch(url, os.path.dirname(destination), file_name=os.path.basename(destination), checksum=checksum,
-                 algorithm=algorithm)
+    if os.path.exists(destination):
+        return destination
+    if os.environ.get(MIRROR_ENV):
+        return fetch(f"https://drive.google.com/uc?export=download&id={file_id}", os.path.dirname(destination),
+                     file_name=os.path.basename(destination))
+    from fe_core.util.google_drive import download_file_from_google_drive
+    print(f"Downloading {os.path.basename(destination)} to {os.path.dirname(destination)}")
+    download_file_from_google_drive(file_id, destination)
+    return destination
 
 
 def _safe_target(root: str, name: str) -> str:

@@ -1,7 +1,7 @@
 """Read the pickles inside public data archives (CIFAR batches, object arrays in .npz files) without running code.
 
 `load_numpy_pickle` admits only what such files hold: builtins (dicts, lists, numbers, strings, bytes) and numpy
-arrays / dtypes / scalars. Any other global in the stream (a function, a class to instantiate) raises
+arrays / dtypes / scalars (plus `_codecs.encode`, which protocol-2 pickles use to spell bytes). Any other global in the stream (a function, a class to instantiate) raises
 `pickle.UnpicklingError` instead of being imported, so a tampered download cannot execute code.
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ _ALLOWED = {
     ("numpy", "ndarray"), ("numpy", "dtype"),
     ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
     ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
+    ("_codecs", "encode"),  # how protocol-2 pickles written by Python 3 spell bytes
 }
 
 
