@@ -1,6 +1,6 @@
 """Input/output traces: `BestModelSaver` and `ModelSaver` (model weights to files), `RestoreWizard` (checkpoints and
 exact resume), `CSVLogger` (logged values into a CSV file) and `TensorBoard` (scalars into TensorBoard event files,
-written without TensorFlow), `TestReport` (automated tests, JSON + LaTeX report), `ImageSaver`/`ImageViewer` (pictures
+written without TensorFlow), `TestReport` (automated tests, JSON + LaTeX report), `Traceability` (a LaTeX report of the run), `ImageSaver`/`ImageViewer` (pictures
 other traces made, to files or the screen) and `BatchDisplay`/`GridDisplay` (figures of batches)."""
 from fe_core.trace.io.batch_display import BatchDisplay
 from fe_core.trace.io.best_model_saver import BestModelSaver
@@ -12,6 +12,7 @@ from fe_core.trace.io.model_saver import ModelSaver
 from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.io.tensorboard import TensorBoard
 from fe_core.trace.io.test_report import TestCase, TestReport
+from fe_core.trace.io.traceability import Traceability
 
 __all__ = ["BestModelSaver", "CSVLogger", "ModelSaver", "RestoreWizard", "TensorBoard", "TestCase", "TestReport",
-           "BatchDisplay", "GridDisplay", "ImageSaver", "ImageViewer"]
+           "BatchDisplay", "GridDisplay", "ImageSaver", "ImageViewer", "Traceability"]
