@@ -218,3 +218,28 @@ def test_an_unusable_database_warns_and_training_goes_on(tmp_path, monkeypatch):
     monkeypatch.setattr(history, "_warned", False)
     with pytest.warns(RuntimeWarning, match="could not record this run"):
         make_estimator().fit()
+
+
+class Restore(Trace):
+    """Acts like a RestoreWizard that restored the experiment `exp_id`."""
+
+    def __init__(self, exp_id):
+        super().__init__()
+        self.exp_id = exp_id
+
+    def on_begin(self, data):
+        self.system.exp_id = self.exp_id
+
+
+def test_a_restored_run_continues_the_earlier_row(db_path):
+    first = make_estimator()
+    first.fit("interrupted")
+    first_pk = first.system.exp_id
+    resumed = make_estimator(traces=[Restore(first_pk)])
+    resumed.fit("interrupted")
+    assert rows(db_path, "SELECT pk, n_restarts, status FROM history") == [(first_pk, 1, "Completed")]
+    (log,) = rows(db_path, "SELECT log FROM logs WHERE fk = ?", (first_pk,))
+    assert log[0].count("FastEstimator-Start") == 2  # both runs' output, in order
+    gone = make_estimator(traces=[Restore(12345)])  # the earlier row was trimmed away: this row takes its id
+    gone.fit()
+    assert rows(db_path, "SELECT n_restarts FROM history WHERE pk = 12345") == [(1,)]

@@ -17,11 +17,13 @@ rather than modified.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
 import sqlite3
 import sys
+import threading
 import traceback
 import warnings
 from datetime import datetime
@@ -119,12 +121,13 @@ def _now() -> str:
 
 
 @fe_export("fe.summary.history.connect", "fe.summary.connect")
-def connect(db_path: Optional[str] = None) -> sqlite3.Connection:
+def connect(db_path: Optional[str] = None, check_same_thread: bool = True) -> sqlite3.Connection:
     """Open (creating if needed) the history database, with its schema, foreign keys and WAL mode.
 
     Args:
         db_path: The database file; None for `FE_HISTORY_DB` or `~/fastestimator_data/history.db`. ':memory:' gives
             a private in-memory database.
+        check_same_thread: Refuse use from other threads than the creating one (sqlite3's default).
 
     Returns:
         An open connection whose rows are `sqlite3.Row`s. Close it when done.
@@ -135,7 +138,7 @@ def connect(db_path: Optional[str] = None) -> sqlite3.Connection:
     path = _resolve(db_path)
     if path != ":memory:":
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    connection = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_S)
+    connection = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_S, check_same_thread=check_same_thread)
     try:
         connection.row_factory = sqlite3.Row
         connection.execute("PRAGMA foreign_keys = ON")
@@ -171,14 +174,56 @@ def _open(db_path: Optional[str]) -> Iterator[sqlite3.Connection]:
 
 
 def _apply_limits(connection: sqlite3.Connection) -> None:
-    """Delete the history rows beyond `settings.n_keep` and the logs beyond `settings.n_keep_logs` (oldest first)."""
+    """Delete the history rows beyond `settings.n_keep` and the logs beyond `settings.n_keep_logs` (oldest first).
+    Runs inside the caller's transaction."""
     row = connection.execute("SELECT n_keep, n_keep_logs FROM settings WHERE pk = 0").fetchone()
     n_keep, n_keep_logs = (row[0], row[1]) if row else (_DEFAULT_KEEP, _DEFAULT_KEEP)
-    with connection:
-        connection.execute("DELETE FROM history WHERE pk NOT IN (SELECT pk FROM history ORDER BY train_start DESC, "
-                           "rowid DESC LIMIT ?)", (max(int(n_keep), 0),))
-        connection.execute("DELETE FROM logs WHERE fk NOT IN (SELECT pk FROM history ORDER BY train_start DESC, "
-                           "rowid DESC LIMIT ?)", (max(int(n_keep_logs), 0),))
+    connection.execute("DELETE FROM history WHERE pk NOT IN (SELECT pk FROM history ORDER BY train_start DESC, "
+                       "rowid DESC LIMIT ?)", (max(int(n_keep), 0),))
+    connection.execute("DELETE FROM logs WHERE fk NOT IN (SELECT pk FROM history ORDER BY train_start DESC, "
+                       "rowid DESC LIMIT ?)", (max(int(n_keep_logs), 0),))
+
+
+# Recorders keep one connection per (process, thread, database) open until the process exits: closing the last
+# connection of a WAL database checkpoints and fsyncs it, which would cost every fit tens of milliseconds.
+_shared = threading.local()
+_all_shared: List[sqlite3.Connection] = []
+_shared_lock = threading.Lock()
+
+
+def _shared_connection(db_path: Optional[str]) -> sqlite3.Connection:
+    path = os.path.abspath(_resolve(db_path)) if _resolve(db_path) != ":memory:" else ":memory:"
+    cache = getattr(_shared, "connections", None)
+    if cache is None or getattr(_shared, "pid", None) != os.getpid():  # a forked child opens its own
+        cache = _shared.connections = {}
+        _shared.pid = os.getpid()
+    connection = cache.get(path)
+    if connection is not None and path != ":memory:" and not os.path.exists(path):  # the file was removed
+        _drop_shared_connection(connection)
+        connection = None
+    if connection is None:
+        connection = connect(path, check_same_thread=False)
+        cache[path] = connection
+        with _shared_lock:
+            _all_shared.append(connection)
+    return connection
+
+
+def _drop_shared_connection(connection: sqlite3.Connection) -> None:
+    cache = getattr(_shared, "connections", {}) or {}
+    for key in [key for key, value in cache.items() if value is connection]:
+        del cache[key]
+    with contextlib.suppress(sqlite3.Error):
+        connection.close()
+
+
+@atexit.register
+def _close_shared_connections() -> None:
+    with _shared_lock:
+        for connection in _all_shared:
+            with contextlib.suppress(sqlite3.Error):
+                connection.close()
+        _all_shared.clear()
 
 
 @fe_export("fe.summary.history.delete", "fe.summary.delete")
@@ -290,10 +335,15 @@ class HistoryRecorder:
         if self._db is not None and self._chunks:
             try:
                 with self._db:
-                    self._db.execute("UPDATE logs SET log = log || ? WHERE fk = ?", ("".join(self._chunks), self.pk))
-                self._chunks = []
+                    self._store_log()
             except sqlite3.Error as error:
                 self._fail(error)
+
+    def _store_log(self) -> None:
+        """Append what was printed since the last store to the run's log (inside the caller's transaction)."""
+        if self._chunks and self._db is not None:
+            self._db.execute("UPDATE logs SET log = log || ? WHERE fk = ?", ("".join(self._chunks), self.pk))
+            self._chunks = []
 
     def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ... of the real stdout
         stdout = self.__dict__.get("stdout")
@@ -305,7 +355,7 @@ class HistoryRecorder:
     def __enter__(self) -> "HistoryRecorder":
         self.pk = int(self.system.exp_id)
         try:
-            self._db = connect(self.db_path)
+            self._db = _shared_connection(self.db_path)
             self._insert_run()
         except (sqlite3.Error, OSError) as error:
             self._fail(error)
@@ -323,27 +373,24 @@ class HistoryRecorder:
                 sys.stdout = self.stdout
         if self._db is None:
             return
+        db = self._db
         try:
-            self._check_for_restart()
-            self.flush()
             status = "Completed" if exc_type is None else "Aborted" if issubclass(
                 exc_type, KeyboardInterrupt) else "Failed"
             # A test keeps the end time of the training it follows, if there was one.
             end = "?" if self.system.mode in ("train", "eval") else "IFNULL(train_end, ?)"
-            with self._db:
-                self._db.execute(f"UPDATE history SET train_end = {end}, status = ? WHERE pk = ?",
-                                 (_now(), status, self.pk))
+            with db:  # one transaction: log, status, error, limits
+                self._check_for_restart()
+                self._store_log()
+                db.execute(f"UPDATE history SET train_end = {end}, status = ? WHERE pk = ?", (_now(), status, self.pk))
                 if exc_type is not None:
                     trace = "".join(traceback.format_exception(exc_type, exc_val, exc_tb))
-                    self._db.execute("INSERT OR REPLACE INTO errors (exc_type, exc_tb, fk) VALUES (?, ?, ?)",
-                                     (exc_type.__name__, trace, self.pk))
-            _apply_limits(self._db)
+                    db.execute("INSERT OR REPLACE INTO errors (exc_type, exc_tb, fk) VALUES (?, ?, ?)",
+                               (exc_type.__name__, trace, self.pk))
+                _apply_limits(db)
         except sqlite3.Error as error:
             self._fail(error)
-        finally:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+        self._db = None
         self.stdout = None
 
     def _fail(self, error: BaseException) -> None:
@@ -351,7 +398,8 @@ class HistoryRecorder:
         global _warned  # pylint: disable=global-statement
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
-                self._db.close()
+                self._db.rollback()
+            _drop_shared_connection(self._db)
             self._db = None
         if not _warned:
             _warned = True
@@ -407,24 +455,23 @@ class HistoryRecorder:
         return features
 
     def _check_for_restart(self) -> None:
-        """A RestoreWizard restored an earlier experiment (its exp_id): continue that row instead of a new one."""
+        """A RestoreWizard restored an earlier experiment (its exp_id): continue that row instead of a new one (inside
+        the caller's transaction)."""
         db = self._db
         assert db is not None
         restored = int(self.system.exp_id)
         if restored == self.pk:
             return
-        with db:
-            if db.execute("SELECT 1 FROM history WHERE pk = ?", (restored,)).fetchone() is not None:
-                if self._chunks:
-                    self.flush()
-                old_log = db.execute("SELECT log FROM logs WHERE fk = ?", (self.pk,)).fetchone()
-                db.execute("DELETE FROM history WHERE pk = ?", (self.pk,))
-                if old_log is not None and old_log[0]:
-                    db.execute("INSERT OR IGNORE INTO logs (log, fk) VALUES ('', ?)", (restored,))
-                    db.execute("UPDATE logs SET log = log || ? WHERE fk = ?", (old_log[0], restored))
-            else:
-                db.execute("UPDATE history SET pk = ? WHERE pk = ?", (restored, self.pk))
-            db.execute("UPDATE history SET n_restarts = n_restarts + 1 WHERE pk = ?", (restored,))
+        if db.execute("SELECT 1 FROM history WHERE pk = ?", (restored,)).fetchone() is not None:
+            self._store_log()
+            old_log = db.execute("SELECT log FROM logs WHERE fk = ?", (self.pk,)).fetchone()
+            db.execute("DELETE FROM history WHERE pk = ?", (self.pk,))
+            if old_log is not None and old_log[0]:
+                db.execute("INSERT OR IGNORE INTO logs (log, fk) VALUES ('', ?)", (restored,))
+                db.execute("UPDATE logs SET log = log || ? WHERE fk = ?", (old_log[0], restored))
+        else:
+            db.execute("UPDATE history SET pk = ? WHERE pk = ?", (restored, self.pk))
+        db.execute("UPDATE history SET n_restarts = n_restarts + 1 WHERE pk = ?", (restored,))
         self.pk = restored
 
 
