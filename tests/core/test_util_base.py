@@ -188,3 +188,14 @@ def test_save_action():
 
 def test_count_params_of_numpy_weights():
     assert count_params([np.zeros((3, 4)), np.zeros(4)]) == 16 and count_params([]) == 0
+
+
+@pytest.mark.parametrize("module", ["strings", "config_helpers", "wrappers", "console", "timing", "suppress", "files",
+                                    "colors", "padding", "cli_parsing", "inspection", "devices", "models",
+                                    "download_progress", "downloads", "google_drive", "display", "figure_static"])
+def test_docstring_examples_hold(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"fe_core.util.{module}"), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0

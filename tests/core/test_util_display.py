@@ -155,3 +155,51 @@ def test_parse_color():
     assert parse_color("rgb(0, 0, 255)") == (0.0, 0.0, 1.0, 1.0)
     assert parse_color("#00ff00") == (0.0, 1.0, 0.0, 1.0)
     assert parse_color(None, (1, 1, 1, 1)) == (1, 1, 1, 1)
+
+
+def test_static_export_engine_choice(tmp_path, monkeypatch):
+    from fe_core.util import figure
+
+    fig = ImageDisplay(image=np.zeros((4, 4, 3), dtype=np.uint8)).prepare()
+    monkeypatch.setattr(figure, "_kaleido_state", {"usable": None})
+    written = []
+
+    def fake_kaleido(fig_, path, scale):
+        written.append((path, scale))
+        open(path, "wb").close()
+        return True
+
+    monkeypatch.setenv("FE_FIGURE_EXPORT", "auto")
+    monkeypatch.setattr(figure, "_kaleido_export", fake_kaleido)
+    assert figure.save_static(fig, str(tmp_path / "k.png"), scale=2) == "kaleido"
+    assert written == [(str(tmp_path / "k.png"), 2)]
+    monkeypatch.setattr(figure, "_kaleido_export", lambda *args: False)  # no Chrome here: matplotlib takes over
+    assert figure.save_static(fig, str(tmp_path / "m.png")) == "matplotlib"
+    assert _read_rgb(tmp_path / "m.png").shape[1] == 280
+    assert figure.save_static(fig, str(tmp_path / "m2.png"), scale=2) == "matplotlib"
+    assert _read_rgb(tmp_path / "m2.png").shape[1] == 560  # scale multiplies the resolution
+    monkeypatch.setenv("FE_FIGURE_EXPORT", "kaleido")
+    with pytest.raises(ValueError, match="kaleido could not write"):
+        figure.save_static(fig, str(tmp_path / "x.png"))
+    monkeypatch.setenv("FE_FIGURE_EXPORT", "svgwriter")
+    with pytest.raises(ValueError, match="FE_FIGURE_EXPORT must be"):
+        figure.save_static(fig, str(tmp_path / "y.png"))
+
+
+def test_a_failed_kaleido_is_not_retried(tmp_path, monkeypatch):
+    from fe_core.util import figure
+
+    monkeypatch.setattr(figure, "_kaleido_state", {"usable": None})
+    calls = []
+
+    class Broken(FigureFE):
+        def write_image(self, *args, **kwargs):
+            calls.append(args)
+            raise RuntimeError("Kaleido requires Google Chrome to be installed.")
+
+    monkeypatch.setitem(__import__("sys").modules, "kaleido", type(__import__("sys"))("kaleido"))
+    fig = Broken(ImageDisplay(image=np.zeros((4, 4, 3), dtype=np.uint8)).prepare())
+    monkeypatch.setenv("FE_FIGURE_EXPORT", "auto")
+    assert figure.save_static(fig, str(tmp_path / "a.png")) == "matplotlib"
+    assert figure.save_static(fig, str(tmp_path / "b.png")) == "matplotlib"
+    assert len(calls) == 1 and (tmp_path / "b.png").exists()

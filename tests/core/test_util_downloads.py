@@ -9,7 +9,7 @@ from contextlib import redirect_stdout
 import pytest
 
 from fe_core.util.download_progress import bar_custom, callback_progress
-from fe_core.util import google_drive
+from fe_core.util import downloads, google_drive
 from fe_core.util.downloads import ChecksumError, DownloadError, download, file_digest
 from fe_core.util.google_drive import download_file_from_google_drive
 from util_http_server import Routes, serve
@@ -40,11 +40,20 @@ def test_download_into_a_directory_uses_the_url_file_name(tmp_path, routes):
     assert path == str(tmp_path / "file.bin") and os.path.getsize(path) == len(BODY)
 
 
-def test_download_text_bar_goes_to_stdout(tmp_path, routes):
+def test_download_text_bar_goes_to_stdout_without_tqdm(tmp_path, routes, monkeypatch):
+    monkeypatch.setattr(downloads, "_tqdm_progress", lambda name: None)
     out = io.StringIO()
     with serve(routes) as base, redirect_stdout(out):
         download(base + "/data/file.bin", str(tmp_path / "f"), progress=True)
     assert "0.01 / 0.01 MB" in out.getvalue() and out.getvalue().startswith("\r")
+
+
+def test_download_uses_tqdm_when_installed(tmp_path, routes, capsys):
+    pytest.importorskip("tqdm")  # part of the data extra, installed in every suite
+    with serve(routes) as base:
+        download(base + "/data/file.bin", str(tmp_path / "named.bin"), progress=True)
+    err = capsys.readouterr().err
+    assert "named.bin" in err and "100%" in err and "10.0k" in err
 
 
 def test_download_verifies_checksum(tmp_path, routes):

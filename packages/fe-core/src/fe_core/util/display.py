@@ -442,7 +442,10 @@ class GridDisplay(Display):
     """Columns of `BatchDisplay`s (and single `ImageDisplay`s) side by side, each column titled with its title.
 
     Example:
-        >>> grid = GridDisplay([BatchDisplay(image=images, title="x"), BatchDisplay(text=labels, title="y")])
+        >>> images = np.zeros((2, 8, 8, 3), dtype=np.uint8)
+        >>> grid = GridDisplay([BatchDisplay(image=images, title="x"), BatchDisplay(text=["cat", "dog"], title="y")])
+        >>> grid.batch_size
+        2
         >>> grid.show(save_path="/tmp/grid.png")  # doctest: +SKIP
 
     Args:

@@ -86,9 +86,29 @@ def _text_progress(stream=None) -> ProgressCallback:
     return report
 
 
-def _progress_callback(progress: Union[bool, ProgressCallback, None]) -> Optional[ProgressCallback]:
+def _tqdm_progress(name: str) -> Optional[ProgressCallback]:
+    """A progress callback drawing a tqdm bar (the `data` extra), or None when tqdm is not installed."""
+    try:
+        from tqdm.auto import tqdm  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return None
+    state: Dict[str, object] = {}
+
+    def report(done: int, total: int) -> None:
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = tqdm(total=total if total > 0 else None, initial=done, unit="B", unit_scale=True,
+                                      unit_divisor=1024, desc=name, leave=True)
+        bar.update(done - bar.n)
+        if 0 < total <= done:
+            bar.close()
+
+    return report
+
+
+def _progress_callback(progress: Union[bool, ProgressCallback, None], name: str) -> Optional[ProgressCallback]:
     if progress is True:
-        return _text_progress()
+        return _tqdm_progress(name) or _text_progress()
     if progress is False or progress is None:
         return None
     if not callable(progress):
@@ -164,8 +184,8 @@ def download(url: str,
         url: An http(s), ftp or file URL.
         destination: The target file path, or an existing directory (or a path ending in '/') to save into under the
             URL's file name. Missing parent directories are created.
-        progress: True draws a one-line text bar on stdout, False/None draws nothing, or a callable
-            `(bytes_so_far, total_bytes_or_-1)` receives the progress.
+        progress: True draws a progress bar (tqdm's when tqdm is installed, else a one-line text bar on stdout),
+            False/None draws nothing, or a callable `(bytes_so_far, total_bytes_or_-1)` receives the progress.
         checksum: The expected hex digest of the file (case-insensitive), or None to skip verification.
         algorithm: The `hashlib` algorithm of `checksum`.
         overwrite: Whether to download again when the destination exists. When False, an existing file is kept (and
@@ -191,7 +211,7 @@ def download(url: str,
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
     part = path + ".part"
-    report = _progress_callback(progress)
+    report = _progress_callback(progress, os.path.basename(path))
     attempts = max(0, int(retries)) + 1
     last_error: Optional[BaseException] = None
     for attempt in range(attempts):

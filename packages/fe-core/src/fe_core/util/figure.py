@@ -1,9 +1,14 @@
 """`FigureFE`: a plotly figure that shows itself in a notebook or saves itself as HTML, JSON or a static image.
 
 Static images (png, jpg, webp, svg, pdf) are written by plotly's own exporter, kaleido, when it is installed and
-works (kaleido 1.x drives a Chrome/Chromium browser, which an offline machine or a slim container often lacks), and
-otherwise by fe's matplotlib renderer of plotly figures (`fe_core.util.figure_static`), which needs nothing beyond
-the `plot` extra. `FE_FIGURE_EXPORT=kaleido|matplotlib` forces one; the default `auto` tries kaleido first.
+works, and otherwise by fe's matplotlib renderer of plotly figures (`fe_core.util.figure_static`), which needs
+nothing beyond the `plot` extra. `FE_FIGURE_EXPORT=kaleido|matplotlib` forces one; the default `auto` tries kaleido
+first and, once it has failed in a process, uses matplotlib from then on.
+
+What works offline (measured on Debian 12, plotly 7.1): kaleido 1.x is not enough on its own, it drives a
+Chrome/Chromium browser, and its `plotly_get_chrome` downloads one from the internet (fails offline). With the
+distribution's browser (`apt-get install chromium`), kaleido 1.5 exports offline, about 10 s per image on a small
+shared VM (a browser start each time); the matplotlib renderer needs no browser and takes well under a second.
 
 This module imports plotly when imported (it defines a plotly Figure subclass): import it only when a figure is made.
 """
@@ -24,17 +29,25 @@ __all__ = ["FigureFE", "STATIC_FORMATS", "save_static"]
 STATIC_FORMATS = ("png", "jpg", "jpeg", "webp", "svg", "pdf")
 
 
+_kaleido_state = {"usable": None}  # None: not tried yet; False once it failed here (not retried in this process)
+
+
 def _kaleido_export(fig: "go.Figure", path: str, scale: int) -> bool:
-    """Write `fig` with kaleido; False when kaleido is missing or cannot run here (no browser)."""
+    """Write `fig` with kaleido; False when kaleido is missing or cannot run here (no Chrome/Chromium)."""
+    if _kaleido_state["usable"] is False:
+        return False
     try:
         import kaleido  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
     except ImportError:
+        _kaleido_state["usable"] = False
         return False
     try:
         fig.write_image(path, scale=scale)
     except Exception:  # pylint: disable=broad-except  (kaleido raises many kinds when Chrome is unavailable)
+        _kaleido_state["usable"] = False
         return False
-    return os.path.exists(path)
+    _kaleido_state["usable"] = os.path.exists(path)
+    return bool(_kaleido_state["usable"])
 
 
 def save_static(fig: "go.Figure", path: str, scale: int = 1) -> str:
