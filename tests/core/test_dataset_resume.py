@@ -3,7 +3,7 @@ k batches, restored into freshly built objects, continues with the very batches 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List
+from typing import Any, Dict, List
 
 import numpy as np
 import pytest

@@ -24,8 +24,8 @@ from typing import Callable, Iterable, Optional
 
 from fe_core.util.downloads import ChecksumError, DownloadError, download
 
-__all__ = ["data_dir", "fetch", "fetch_google_drive", "extract", "fetch_and_extract", "mirror_url", "DATA_DIR_ENV", "MIRROR_ENV",
-           "DownloadError", "ChecksumError"]
+__all__ = ["data_dir", "fetch", "fetch_google_drive", "extract", "fetch_and_extract", "mirror_url", "DATA_DIR_ENV",
+           "MIRROR_ENV", "DownloadError", "ChecksumError"]
 
 DATA_DIR_ENV = "FE_DATA_DIR"
 MIRROR_ENV = "FE_DATA_MIRROR"

@@ -1,7 +1,6 @@
 """MIT Movie corpus (https://groups.csail.mit.edu/sls/downloads/movie/): movie queries tagged in BIO format."""
 from __future__ import annotations
 
-import os
 from typing import List, Optional, Set, Tuple
 
 import numpy as np

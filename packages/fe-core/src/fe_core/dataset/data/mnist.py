@@ -1,7 +1,6 @@
 """MNIST handwritten digits (70000 28x28 grey images), from the mnist.npz that Keras and FastEstimator use."""
 from __future__ import annotations
 
-import os
 from typing import Tuple
 
 import numpy as np

@@ -1,7 +1,6 @@
 """SVHN cropped digits (http://ufldl.stanford.edu/housenumbers/, format 2): 32x32 digit images."""
 from __future__ import annotations
 
-import os
 from typing import Optional, Tuple
 
 import numpy as np
