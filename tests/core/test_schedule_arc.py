@@ -76,3 +76,4 @@ def test_bad_arguments_and_missing_state_are_clear():
     with pytest.raises(FileNotFoundError):
         ARC(weights_path="/no/such/arc.h5").predict_next_multiplier() if False else ArcNetwork().load_weights(
             "/no/such/arc.h5")
+

@@ -96,14 +96,14 @@ class RepeatScheduler(Scheduler[T]):
         return f"RepeatScheduler({self.repeat_list!r})"
 
 
-def _runs_in(item: Any, run_modes: set, ds_id: Optional[str]) -> bool:
+def _runs_in(item: Any, run_modes: set, ds_ids: Optional[List[str]]) -> bool:
     if run_modes:
         item_modes = getattr(item, "mode", None)
         if item_modes and not (item_modes & run_modes):
             return False
-    if ds_id is not None:
+    if ds_ids is not None:
         item_ds_ids = getattr(item, "ds_id", None)
-        if item_ds_ids and not ds_id_matches(item_ds_ids, ds_id):
+        if item_ds_ids and not any(ds_id_matches(item_ds_ids, ds_id) for ds_id in ds_ids):
             return False
     return True
 
@@ -112,7 +112,7 @@ def _runs_in(item: Any, run_modes: set, ds_id: Optional[str]) -> bool:
 def get_current_items(items: Iterable[Union[T, Scheduler[T], None]],
                       run_modes: Union[None, str, Iterable[str]] = None,
                       epoch: Optional[int] = None,
-                      ds_id: Optional[str] = None) -> List[T]:
+                      ds_id: Union[None, str, Iterable[str]] = None) -> List[T]:
     """Select the items that run in the given mode(s), epoch and dataset.
 
     Schedulers are resolved at `epoch` (or expanded to all their values when `epoch` is None); None values are
@@ -123,7 +123,9 @@ def get_current_items(items: Iterable[Union[T, Scheduler[T], None]],
         items: Items and schedulers of items.
         run_modes: The mode(s) to select for; None selects every mode.
         epoch: The epoch to resolve schedulers at; None takes every scheduled value.
-        ds_id: The dataset id to select for ('' is the unnamed dataset of a mode); None selects every dataset.
+        ds_id: The dataset id(s) to select for ('' is the unnamed dataset of a mode, which matches no whitelist such
+            as 'ds1' but every blacklist such as '!ds1'); several ids select items running in any of them; None selects
+            every dataset.
 
     Returns:
         The selected items, in their original order.
@@ -133,6 +135,7 @@ def get_current_items(items: Iterable[Union[T, Scheduler[T], None]],
         ['b']
     """
     modes = to_set(run_modes)
+    ds_ids = None if ds_id is None else [ds_id] if isinstance(ds_id, str) else list(ds_id)
     selected: List[T] = []
     for item in items:
         if isinstance(item, Scheduler):
@@ -140,7 +143,7 @@ def get_current_items(items: Iterable[Union[T, Scheduler[T], None]],
         else:
             candidates = [item]
         for candidate in candidates:
-            if candidate is not None and _runs_in(candidate, modes, ds_id):
+            if candidate is not None and _runs_in(candidate, modes, ds_ids):
                 selected.append(candidate)
     return selected
 
