@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Union
 
 from fe_core.data import Data
 from fe_core.trace.adapt.model_metric import model_name_of
@@ -49,6 +49,8 @@ class LRScheduler(Trace):
     Args:
         model: A model built with `build` (with an optimizer).
         lr_fn: A function of `step` or of `epoch` (other parameters must have defaults) returning the learning rate.
+        ds_id: What dataset id(s) to execute this Trace in. To execute regardless of ds_id, pass None. To execute in all
+            ds_ids except for a particular one, you can pass an argument like "!ds1".
 
     Raises:
         ValueError: If `lr_fn` is not a function of one argument named 'step' or 'epoch'. (FastEstimator's ARC
@@ -60,9 +62,10 @@ class LRScheduler(Trace):
         >>> # LRScheduler(model, lr_fn=lambda epoch: 1e-3 * 0.9 ** (epoch - 1))
     """
 
-    def __init__(self, model: Any, lr_fn: Callable[[int], float]) -> None:
+    def __init__(self, model: Any, lr_fn: Callable[[int], float],
+                 ds_id: Union[None, str, Iterable[str]] = None) -> None:
         self.schedule_mode = _schedule_unit(lr_fn)
-        super().__init__(mode="train", outputs=f"{model_name_of(model)}_lr")
+        super().__init__(mode="train", outputs=f"{model_name_of(model)}_lr", ds_id=ds_id)
         self.model = model
         self.lr_fn = lr_fn
         self._per_step = self.schedule_mode == "step"

@@ -34,6 +34,8 @@ class BestModelSaver(ModelMetricTrace):
         save_dir: The folder to save into (created if needed); None tracks the best value without saving.
         metric: The eval key to watch; None for the model's loss (the loss_name of the UpdateOp that updates it).
         save_best_mode: 'min' (lower is better) or 'max' (higher is better).
+        weights_name: The exact name (without extension) used to save model weights. If None
+            `<model_name>_best_<metric>` is used.
         load_best_final: Load the best weights (if any were saved) into the model at the end of training.
         save_architecture: Also save the whole model through the backend's `save_architecture` (where the backend
             supports it; checked when training begins).
@@ -52,10 +54,15 @@ class BestModelSaver(ModelMetricTrace):
                  save_dir: Optional[str],
                  metric: Optional[str] = None,
                  save_best_mode: str = "min",
+                 weights_name: Optional[str] = None,
                  load_best_final: bool = False,
                  save_architecture: bool = False) -> None:
         if save_best_mode not in ("min", "max"):
             raise ValueError(f"BestModelSaver save_best_mode must be 'min' or 'max', got {save_best_mode!r}")
+        if weights_name is not None and (not isinstance(weights_name, str) or not weights_name or
+                                         os.path.basename(weights_name) != weights_name):
+            raise ValueError(f"BestModelSaver weights_name must be a plain file name, got {weights_name!r}")
+        self.weights_name = weights_name
         self.save_best_mode = save_best_mode
         super().__init__(model=model, metric=metric, mode="eval")
         self.save_dir = save_dir
@@ -77,7 +84,8 @@ class BestModelSaver(ModelMetricTrace):
                 not isinstance(since_best, numbers.Integral) or since_best < 0:
             raise ValueError(f"BestModelSaver: the checkpoint's best/since_best {best!r}/{since_best!r} are not a "
                              f"number and a non-negative count")
-        pattern = re.compile(re.escape(model_name_of(self.model)) + r"_best_[^/\\]+")
+        pattern = re.compile(re.escape(self.weights_name) + r"(\.[A-Za-z0-9_.]+)?" if self.weights_name else
+                             re.escape(model_name_of(self.model)) + r"_best_[^/\\]+")
         if model_file is not None and not own_file_name(model_file, pattern):
             raise ValueError(f"BestModelSaver: the checkpoint names {model_file!r}, which is not a file this saver "
                              f"writes ({model_name_of(self.model)}_best_*)")
@@ -94,8 +102,8 @@ class BestModelSaver(ModelMetricTrace):
 
     @property
     def model_name(self) -> str:
-        """The saved file's name without extension: `<model_name>_best_<metric>`."""
-        return f"{model_name_of(self.model)}_best_{self.metric}"
+        """The saved file's name without extension: `weights_name`, or `<model_name>_best_<metric>`."""
+        return self.weights_name or f"{model_name_of(self.model)}_best_{self.metric}"
 
     def on_begin(self, data: Data) -> None:
         check_architecture_saving(self, self.system.network.backend)

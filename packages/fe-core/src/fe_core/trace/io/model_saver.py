@@ -140,6 +140,8 @@ class ModelSaver(Trace):
         frequency: How often to save: a positive integer counts epochs (as in FastEstimator); a string may say
             'epoch', 'step', '<n>e' (every n epochs) or '<n>s' (every n training steps).
         max_to_keep: How many of the latest saves to keep; None or 0 keeps all.
+        weights_name: The prefix used for saving model weights (`<weights_name>_epoch_<epoch>.<ext>`). If None
+            model.model_name will be used as a prefix.
         save_architecture: Also save the whole model through the backend's `save_architecture` (where the backend
             supports it; checked when training begins).
 
@@ -157,7 +159,11 @@ class ModelSaver(Trace):
                  save_dir: Optional[str],
                  frequency: Union[int, str] = 1,
                  max_to_keep: Optional[int] = None,
+                 weights_name: Optional[str] = None,
                  save_architecture: bool = False) -> None:
+        if weights_name is not None and (not isinstance(weights_name, str) or not weights_name or
+                                         os.path.basename(weights_name) != weights_name):
+            raise ValueError(f"ModelSaver weights_name must be a plain file name prefix, got {weights_name!r}")
         if max_to_keep is not None and (isinstance(max_to_keep, bool) or not isinstance(max_to_keep, int)
                                         or max_to_keep < 0):
             raise ValueError(f"ModelSaver max_to_keep must be None or a non-negative integer, got {max_to_keep!r}")
@@ -169,11 +175,15 @@ class ModelSaver(Trace):
         self.per_step = freq.is_step
         self.every = freq.freq
         self.max_to_keep = max_to_keep or 0
+        self.weights_name = weights_name
         self.save_architecture = save_architecture
         self.saved_files: List[List[str]] = []  # the paths of each save, oldest first
 
+    def _prefix(self) -> str:
+        return self.weights_name or model_name_of(self.model)
+
     def _own_name(self) -> "re.Pattern[str]":
-        stem = re.escape(model_name_of(self.model))
+        stem = re.escape(self._prefix())
         return re.compile(rf"{stem}_(epoch|step)_\d+(\.[A-Za-z0-9_.]+)?")
 
     def get_state(self) -> Dict[str, Any]:
@@ -199,11 +209,11 @@ class ModelSaver(Trace):
 
     def on_batch_end(self, data: Data) -> None:
         if self.per_step and self.system.global_step % self.every == 0:
-            self._save(f"{model_name_of(self.model)}_step_{self.system.global_step}")
+            self._save(f"{self._prefix()}_step_{self.system.global_step}")
 
     def on_epoch_end(self, data: Data) -> None:
         if not self.per_step and self.system.epoch_idx % self.every == 0:
-            self._save(f"{model_name_of(self.model)}_epoch_{self.system.epoch_idx}")
+            self._save(f"{self._prefix()}_epoch_{self.system.epoch_idx}")
 
     def _save(self, file_stem: str) -> None:
         if not self.save_dir:
