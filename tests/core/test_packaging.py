@@ -48,6 +48,20 @@ def test_package_has_its_own_version_file_readme_and_py_typed(package: str):
     assert data["tool"]["fe"]["tag-prefix"] == f"{package}-v"
 
 
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_package_metadata_names_license_authors_urls_and_classifiers(package: str):
+    project = _pyproject(package)["project"]
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
+    assert (ROOT / "packages" / package / "LICENSE").read_text() == (ROOT / "LICENSE").read_text()
+    assert "Apache License" in (ROOT / "LICENSE").read_text() and "Version 2.0" in (ROOT / "LICENSE").read_text()
+    assert project["authors"] and all("name" in author for author in project["authors"])
+    assert set(project["urls"]) == {"Homepage", "Documentation", "Source", "Issues"}
+    assert all(url.startswith("https://") for url in project["urls"].values())
+    classifiers = project["classifiers"]
+    assert "Typing :: Typed" in classifiers and any(c.startswith("Development Status ::") for c in classifiers)
+    assert not any(c.startswith("License ::") for c in classifiers)  # the SPDX `license` field says it (PEP 639)
+
+
 def test_fe_core_depends_on_numpy_and_natsort_only():
     project = _pyproject("fe-core")["project"]
     assert {_name(r) for r in project["dependencies"]} == {"numpy", "natsort"}
