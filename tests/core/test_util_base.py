@@ -81,7 +81,8 @@ def test_wrappers():
 def test_strings():
     assert prettify_metric_name("myUgly_loss") == "My Ugly Loss"
     assert prettify_metric_name("f1_score") == "F1 Score"
-    assert strip_suffix("astring.json", ".json") == "astring" and strip_suffix("astring.json", ".yson") == "astring.json"
+    assert strip_suffix("astring.json", ".json") == "astring"
+    assert strip_suffix("astring.json", ".yson") == "astring.json"
     assert strip_prefix("astring.json", "ast") == "ring.json" and strip_prefix("astring.json", "asa") == "astring.json"
     assert strip_suffix(None, ".x") is None and strip_prefix("abc", None) == "abc" and strip_suffix("abc", "") == "abc"
     assert is_number("13.7") and is_number("-1e-3") and not is_number("ae13.7") and not is_number(None)

@@ -2,7 +2,7 @@
 its value as numpy (`to_number`)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 

@@ -4,7 +4,7 @@ Called by fe_core.util (inspection.to_number, tensors.move_tensors_to_device / d
 """
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Union
 
 import numpy as np
 import torch
@@ -30,8 +30,3 @@ def move_to_device(data: torch.Tensor, device: Union[str, torch.device]) -> torc
 def detach(data: torch.Tensor) -> torch.Tensor:
     """`data` detached from the autograd graph."""
     return data.detach()
-
-
-def is_tensor(data: Any) -> bool:
-    """Whether `data` is a torch tensor."""
-    return isinstance(data, torch.Tensor)
