@@ -12,3 +12,14 @@ def test_get_current_items_takes_several_ds_ids():
     assert get_current_items([a, b, not_a], ds_id=["a", "b"]) == [a, b, not_a]
     assert get_current_items([a, b, not_a], ds_id="a") == [a]
     assert get_current_items([a, b, not_a], ds_id="") == [not_a]
+
+
+def test_scheduler_argument_errors_are_assertion_and_value_errors():
+    import pytest
+
+    from fe_core.schedule import EpochScheduler, RepeatScheduler
+    for bad in (lambda: EpochScheduler({0: "a"}), lambda: EpochScheduler([]), lambda: RepeatScheduler("abc")):
+        with pytest.raises(AssertionError):
+            bad()
+        with pytest.raises(ValueError):
+            bad()

@@ -10,7 +10,11 @@ from fe_core.export import fe_export
 
 T = TypeVar("T")
 
-__all__ = ["Scheduler", "EpochScheduler", "RepeatScheduler", "get_current_items", "get_signature_epochs"]
+__all__ = ["ScheduleError", "Scheduler", "EpochScheduler", "RepeatScheduler", "get_current_items", "get_signature_epochs"]
+
+
+class ScheduleError(ValueError, AssertionError):
+    """An invalid scheduler argument (FastEstimator raises AssertionError there; this is both)."""
 
 
 @fe_export("fe.schedule.schedule.Scheduler", "fe.schedule.Scheduler")
@@ -35,7 +39,8 @@ class EpochScheduler(Scheduler[T]):
             None value switches the item off from its epoch on.
 
     Raises:
-        ValueError: If a key is not a positive integer.
+        AssertionError: If `epoch_dict` is not a non-empty dict or a key is not a positive integer (a
+            `ScheduleError`, which is also a ValueError).
 
     Example:
         >>> s = EpochScheduler({1: "adam", 3: "sgd"})
@@ -45,10 +50,10 @@ class EpochScheduler(Scheduler[T]):
 
     def __init__(self, epoch_dict: Dict[int, Optional[T]]) -> None:
         if not isinstance(epoch_dict, dict) or not epoch_dict:
-            raise ValueError(f"EpochScheduler needs a non-empty dict of epoch -> value, got {epoch_dict!r}")
+            raise ScheduleError(f"EpochScheduler needs a non-empty dict of epoch -> value, got {epoch_dict!r}")
         for key in epoch_dict:
             if isinstance(key, bool) or not isinstance(key, int) or key < 1:
-                raise ValueError(f"EpochScheduler keys must be positive integers (epochs count from 1), got {key!r}")
+                raise ScheduleError(f"EpochScheduler keys must be positive integers (epochs count from 1), got {key!r}")
         self.epoch_dict = dict(sorted(epoch_dict.items()))
         self.keys = list(self.epoch_dict)
 
@@ -74,6 +79,9 @@ class RepeatScheduler(Scheduler[T]):
     Args:
         repeat_list: The values; epoch 1 takes the first, epoch `len(repeat_list) + 1` the first again.
 
+    Raises:
+        AssertionError: If `repeat_list` is not a non-empty list (a `ScheduleError`, which is also a ValueError).
+
     Example:
         >>> s = RepeatScheduler(["a", "b"])
         >>> [s.get_current_value(e) for e in (1, 2, 3)]
@@ -82,7 +90,7 @@ class RepeatScheduler(Scheduler[T]):
 
     def __init__(self, repeat_list: Sequence[Optional[T]]) -> None:
         if not isinstance(repeat_list, (list, tuple)) or not repeat_list:
-            raise ValueError(f"RepeatScheduler needs a non-empty list, got {repeat_list!r}")
+            raise ScheduleError(f"RepeatScheduler needs a non-empty list, got {repeat_list!r}")
         self.repeat_list = list(repeat_list)
         self.cycle_length = len(self.repeat_list)
 
