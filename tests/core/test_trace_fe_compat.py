@@ -71,3 +71,31 @@ def test_lr_scheduler_takes_a_ds_id():
     model = nb.build(2, 1, lr=0.05, name="net")
     assert LRScheduler(model, lambda epoch: 0.1, ds_id="ds1").ds_id == {"ds1"}
     assert LRScheduler(model, lambda step: 0.1).ds_id == set()
+
+
+def test_per_ds_decorator_adds_per_dataset_results():
+    from trace_helpers import run_epoch
+    from fe_core.trace.meta import per_ds
+
+    @per_ds
+    class Mean(Trace):
+        def __init__(self, key, per_ds=True):
+            super().__init__(inputs=key, outputs="mean", mode="eval")
+            self.per_ds = per_ds
+
+        def on_epoch_begin(self, data):
+            self.values = []
+
+        def on_batch_end(self, data):
+            self.values.extend(np.asarray(data[self.inputs[0]]).tolist())
+
+        def on_epoch_end(self, data):
+            data.write_with_log("mean", float(np.mean(self.values)))
+
+    batches = {"a": [{"x": [1.0, 3.0]}], "b": [{"x": [5.0]}, {"x": [7.0]}]}
+    logs = dict(run_epoch(Mean("x"), per_ds=batches).read_logs())
+    assert logs == {"mean": 4.0, "mean|a": 2.0, "mean|b": 6.0}
+    assert dict(run_epoch(Mean("x", per_ds=False), per_ds=batches).read_logs()) == {"mean": 4.0}
+    assert Mean("x").get_outputs(["a"]) == ["mean", "mean|a"]
+    with pytest.raises(TypeError):
+        per_ds(int)

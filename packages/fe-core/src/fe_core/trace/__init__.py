@@ -10,6 +10,6 @@ __all__ = ["Trace", "PerDSTrace", "implemented_hooks", "TRACE_HOOKS", "PER_DS_HO
            "EvalEssential", "TestEssential", "Logger", "ProgressBar", "sort_traces", "Freq", "parse_freq"]
 
 # The trace libraries (imported after the base classes they build on).
-from fe_core.trace import adapt, io, metric, xai  # noqa: E402  pylint: disable=wrong-import-position
+from fe_core.trace import adapt, io, meta, metric, xai  # noqa: E402  pylint: disable=wrong-import-position
 
-__all__ += ["adapt", "io", "metric", "xai"]
+__all__ += ["adapt", "io", "meta", "metric", "xai"]
