@@ -43,6 +43,8 @@ def test_data_reference_example():
     data.write_without_log("e", 5)
     data.write_with_log("a", 4)
     assert data["a"] == 4 and data["e"] == 5 and dict(data.read_logs()) == {"d": 3, "a": 4}
+    assert data.read_logs(extra_keys={"c", "missing"}) == {"c": 2, "d": 3, "a": 4}
+    assert data.read_logs() == {"d": 3, "a": 4}  # the extra keys were not written into the logs
 
 
 def test_if_else_and_param_to_range():

@@ -1,7 +1,7 @@
 """`Data`: the dictionary traces read and write during a run, and its per-dataset view `DSData`."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, MutableMapping, Optional
+from typing import Any, Dict, Iterable, Iterator, MutableMapping, Optional
 
 from fe_core.export import fe_export
 
@@ -80,9 +80,13 @@ class Data(MutableMapping[str, Any]):
         """Write a per-sample value (an array with one entry per sample in the batch)."""
         self._per_instance[key] = value
 
-    def read_logs(self) -> Dict[str, Any]:
-        """The values written with `write_with_log`."""
-        return self._logs
+    def read_logs(self, extra_keys: Optional[Iterable[str]] = None) -> Dict[str, Any]:
+        """The values written with `write_with_log`, plus the current values of `extra_keys` (when present)."""
+        if not extra_keys:
+            return self._logs
+        extra = {key: self[key] for key in extra_keys if key in self}
+        extra.update(self._logs)
+        return extra
 
     def read_per_instance_logs(self) -> Dict[str, Any]:
         """The values written with `write_per_instance_log`."""
