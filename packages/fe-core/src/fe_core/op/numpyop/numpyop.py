@@ -68,10 +68,9 @@ def forward_numpyop(ops: List[NumpyOp],
         data: The data dictionary, modified in place.
         state: The execution context, e.g. {"mode": "train"}; it must hold at least the mode.
         batched: None when `data` is one sample (ops run `forward`); else the kind of tensors the batch holds: 'np'
-            (numpy arrays), 'torch' or 'tf' (ops run `forward_batch`; framework tensors are handed to them as numpy
-            arrays and their results converted back through that framework's backend).
-        shared: Accepted for compatibility; fe hands batches between processes without shared-memory tensors, so it
-            changes nothing.
+            (numpy arrays), 'torch' or 'tf' (ops run `forward_batch`; the batch's tensors are handed to them as numpy
+            arrays and their results converted to that framework's tensors, as `fe.backend.to_tensor` does).
+        shared: Whether torch results go to shared memory (only applicable when `batched` is 'torch').
 
     Returns:
         The FilteredData an op returned, else None.
@@ -86,28 +85,26 @@ def forward_numpyop(ops: List[NumpyOp],
         >>> data
         {'x': 1, 'y': 2}
     """
+    from fe_core.backend.conversion import to_tensor  # lazily: fe_core.backend is not needed on the sample path
     from fe_core.op.numpyop.delete import Delete  # delete.py imports this module
     from fe_core.op.numpyop.remove_if import FilteredData
     if batched not in (None, "np", "torch", "tf"):
         raise ValueError(f"forward_numpyop: batched must be None, 'np', 'torch' or 'tf', got {batched!r}")
-    backend = None
-    if batched in ("torch", "tf"):
-        from fe_core.framework import get_backend
-        backend = get_backend(batched)
+    convert = batched in ("torch", "tf")
     for op in ops:
         if isinstance(op, Delete):
             for key in op.inputs:
                 data.pop(key, None)
             continue
         op_data = get_inputs_by_op(op, data)
-        if backend is not None:
-            op_data = [backend.to_numpy(value) for value in op_data] if op.in_list else backend.to_numpy(op_data)
+        if convert:
+            op_data = to_tensor(op_data, target_type="np")
         result = op.forward(op_data, state) if batched is None else op.forward_batch(op_data, state)
         if isinstance(result, FilteredData):
             return result
         if not op.outputs:
             continue
-        if backend is not None:
-            result = [backend.to_tensor(value) for value in result] if op.out_list else backend.to_tensor(result)
+        if convert:
+            result = to_tensor(result, target_type=batched, shared_memory=shared)
         write_outputs_by_op(op, data, result)
     return None
