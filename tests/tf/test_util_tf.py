@@ -19,6 +19,13 @@ def test_to_number_of_tensors_and_variables():
     scalar = to_number(tf.constant(4))
     assert isinstance(scalar, np.ndarray) and scalar.shape == () and scalar == 4
 
+    @tf.function
+    def traced(x):
+        return to_number(x)
+
+    with pytest.raises(ValueError, match="inside tf.function"):
+        traced(tf.ones(2))
+
 
 def test_type_and_shape_eager_and_inside_tf_function():
     assert get_type(tf.ones((10, 10), dtype="float16")) == "<dtype: 'float16'>"

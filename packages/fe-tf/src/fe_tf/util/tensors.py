@@ -14,7 +14,14 @@ __all__ = ["to_number", "move_to_device", "detach"]
 
 
 def to_number(data: Any) -> np.ndarray:
-    """A tf tensor's (or variable's) values as a numpy array (bfloat16 becomes float32)."""
+    """A tf tensor's (or variable's) values as a numpy array (bfloat16 becomes float32).
+
+    Raises:
+        ValueError: For a symbolic tensor (inside `tf.function`), which has no value yet.
+    """
+    if not hasattr(data, "numpy"):
+        raise ValueError(f"to_number needs a tensor with a value, got the symbolic {data!r} (inside tf.function); "
+                         "convert it outside the function, or use tf ops / tf.py_function there")
     if data.dtype == tf.bfloat16:
         data = tf.cast(data, tf.float32)
     value = data.numpy()
