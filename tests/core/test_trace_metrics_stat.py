@@ -193,7 +193,8 @@ def test_map_rejects_labels_above_num_classes():
 def test_sufficient_statistics_survive_a_checkpoint_mid_epoch(make):
     batches = {AUCScore: [{"y": [0, 1, 1], "p": [.2, .7, .4]}, {"y": [0, 1], "p": [.6, .9]}],
                CalibrationError: [{"y": [0, 1, 1], "p": [[.8, .2], [.3, .7], [.5, .5]]}, {"y": [1], "p": [[.1, .9]]}],
-               Dice: [{"y": np.ones((1, 2, 2)), "p": np.ones((1, 2, 2))}, {"y": np.ones((1, 2, 2)), "p": np.eye(2)[None]}],
+               Dice: [{"y": np.ones((1, 2, 2)), "p": np.ones((1, 2, 2))},
+                      {"y": np.ones((1, 2, 2)), "p": np.eye(2)[None]}],
                BleuScore: [{"y": [[1, 2, 3]], "p": [[1, 2, 4]]}, {"y": [[4, 5]], "p": [[4, 5]]}]}
     trace = make()
     data = batches[type(trace)]

@@ -13,8 +13,8 @@ from typing import Any, Optional
 
 __all__ = ["latex_compiler", "write_document", "MISSING_COMPILER"]
 
-MISSING_COMPILER = ("no LaTeX compiler (latexmk or pdflatex) is installed, so only the .tex source was written; install "
-                    "a TeX distribution (for example `apt-get install texlive-latex-extra latexmk`) to get the PDF")
+MISSING_COMPILER = ("no LaTeX compiler (latexmk or pdflatex) is installed, so only the .tex source was written; "
+                    "install a TeX distribution (for example `apt-get install texlive-latex-extra latexmk`) to get the PDF")
 
 
 def latex_compiler() -> Optional[str]:

@@ -124,9 +124,9 @@ class Traceability(Trace):
         pipeline = getattr(system, "pipeline", None)
         if pipeline is not None:
             found.append(("Pipeline", pipeline))
-            for mode, dataset in (getattr(pipeline, "data", None) or {}).items():
-                for ds_id, value in (dataset.items() if isinstance(dataset, dict) else [("", dataset)]):
-                    found.append((f"Datasets", value))
+            for dataset in (getattr(pipeline, "data", None) or {}).values():
+                found += [("Datasets", value) for value in (dataset.values() if isinstance(dataset, dict)
+                                                            else [dataset])]
             found += [("Pipeline Ops", op) for op in getattr(pipeline, "ops", [])]
         network = getattr(system, "network", None)
         if network is not None:
