@@ -10,12 +10,24 @@ from typing import Any, Dict, List, Sequence
 
 import tensorflow as tf
 
-__all__ = ["KERNELS", "sample_beta"]
+__all__ = ["KERNELS", "sample_beta", "global_generator"]
+
+
+def global_generator() -> tf.random.Generator:
+    """TensorFlow's global generator, created eagerly if it does not exist yet (so a traced step that first touches it
+    is not traced twice for creating a variable)."""
+    with tf.init_scope():
+        return tf.random.get_global_generator()
+
+
+def prepare_generator(op: Any) -> None:
+    """Create the global generator now (eagerly, when the op is built), before any step is traced."""
+    global_generator()
 
 
 def sample_beta(alpha: float, shape: Sequence[int]) -> tf.Tensor:
     """Beta(alpha, alpha) samples of `shape` (float32) from the global generator."""
-    seeds = tf.random.get_global_generator().make_seeds(2)
+    seeds = global_generator().make_seeds(2)
     first = tf.random.stateless_gamma(shape, seed=seeds[:, 0], alpha=alpha)
     second = tf.random.stateless_gamma(shape, seed=seeds[:, 1], alpha=alpha)
     return first / (first + second)
@@ -51,7 +63,7 @@ def cutmix_batch_kernel(op: Any, data: Sequence[Any], state: Dict[str, Any]) -> 
     labels = _float_labels(data[1], images)
     height, width = images.shape[1], images.shape[2]
     lam = sample_beta(op.alpha, [])
-    center = tf.random.get_global_generator().uniform([2])
+    center = global_generator().uniform([2])
     cut = tf.sqrt(1.0 - lam)
     cut_h, cut_w = height * cut, width * cut
     y1 = tf.round(tf.maximum(center[0] * height - cut_h / 2, 0.0))
@@ -66,5 +78,8 @@ def cutmix_batch_kernel(op: Any, data: Sequence[Any], state: Dict[str, Any]) -> 
     mixed_labels = kept * labels + (1.0 - kept) * tf.roll(labels, shift=1, axis=0)
     return [mixed_images, mixed_labels]
 
+
+mixup_batch_kernel.fe_prepare = prepare_generator  # type: ignore[attr-defined]
+cutmix_batch_kernel.fe_prepare = prepare_generator  # type: ignore[attr-defined]
 
 KERNELS = {"mixup_batch": mixup_batch_kernel, "cutmix_batch": cutmix_batch_kernel}

@@ -6,6 +6,8 @@ from typing import Any, Dict, List
 
 import tensorflow as tf
 
+from fe_tf.tensorop.augmentation import global_generator, prepare_generator
+
 __all__ = ["KERNELS"]
 
 
@@ -15,13 +17,13 @@ def _tensors(values: List[Any]) -> List[Any]:
 
 def sometimes_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[Any]:
     """Run the wrapped op with probability `op.prob` (`tf.cond`; both branches give the same keys)."""
-    draw = tf.random.get_global_generator().uniform([])
+    draw = global_generator().uniform([])
     return tf.cond(draw < op.prob, lambda: _tensors(op.run(data, state)), lambda: _tensors(op.skip(data)))
 
 
 def one_of_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[Any]:
     """Run one wrapped op, picked by `op.probs` (`tf.switch_case`)."""
-    draw = tf.random.get_global_generator().uniform([1])
+    draw = global_generator().uniform([1])
     index = tf.searchsorted(tf.constant(op.cumulative, tf.float32), draw, side="right")[0]
     branches = [lambda index=position: _tensors(op.run(index, data, state)) for position in range(len(op.ops))]
     return tf.switch_case(tf.cast(index, tf.int32), branches)
@@ -48,5 +50,8 @@ def repeat_kernel(op: Any, store: Dict[str, Any], state: Dict[str, Any]) -> List
     final = dict(zip(keys, result[1:]))
     return [final[key] for key in op.outputs]
 
+
+sometimes_kernel.fe_prepare = prepare_generator  # type: ignore[attr-defined]
+one_of_kernel.fe_prepare = prepare_generator  # type: ignore[attr-defined]
 
 KERNELS = {"sometimes": sometimes_kernel, "one_of": one_of_kernel, "repeat": repeat_kernel}

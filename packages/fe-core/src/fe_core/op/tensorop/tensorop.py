@@ -63,6 +63,9 @@ class TensorOp(Op):
         if self.kernel_name is not None:
             from fe_core.framework.registry import get_backend  # local: keeps op import light
             self._kernel = get_backend(framework).kernel(self.kernel_name)
+            prepare = getattr(self._kernel, "fe_prepare", None)  # a kernel's one-time setup (eager, before tracing)
+            if prepare is not None:
+                prepare(self)
         self.framework = framework
         self.device = device
 
