@@ -8,11 +8,12 @@ few numpy functions, so ARC works with either backend (or none). Its weights are
 weights), read with h5py (the `data` extra); it is downloaded once to `~/fastestimator_data/arc_model/arc.h5` when
 missing, or can be given as `weights_path`.
 
-Feeding ARC (what the LRScheduler trace does when its `lr_fn` is an ARC): after every training step
-`accumulate_single_train_loss(loss)`; at the end of each evaluation epoch `accumulate_single_eval_loss(loss)`, and
-`gather_multiple_eval_losses()` every `frequency` epochs; at the end of each training epoch
-`accumulate_all_lrs(lr)`, and `gather_multiple_train_losses()` every `frequency` epochs; then at the beginning of
-training epoch e > 1 with (e - 1) % frequency == 0, `lr *= predict_next_multiplier()`.
+Feeding ARC (what the LRScheduler trace does when its `lr_fn` is an ARC, through `record_train_step`,
+`record_epoch_end` and `lr_for_epoch`): after every training step `accumulate_single_train_loss(loss)`; at the end
+of each evaluation epoch `accumulate_single_eval_loss(loss)`, and `gather_multiple_eval_losses()` every `frequency`
+epochs; at the end of each training epoch `accumulate_all_lrs(lr)`, and `gather_multiple_train_losses()` every
+`frequency` epochs; then at the beginning of training epoch e > 1 with (e - 1) % frequency == 0,
+`lr *= predict_next_multiplier()`.
 """
 from __future__ import annotations
 
@@ -272,6 +273,32 @@ class ARC:
         """The learning-rate multiplier the network picks from the recorded history: 1.618, 1.0 or 0.618."""
         probabilities = self._network()(self.model_inputs())
         return self.lr_multiplier[int(np.argmax(probabilities))]
+
+    # ------------------------------------------------------------------ the LRScheduler trace's calls
+    def record_train_step(self, loss: Any) -> None:
+        """A training step ended with `loss` (its mean is recorded)."""
+        self.accumulate_single_train_loss(loss)
+
+    def record_epoch_end(self, mode: str, epoch: int, loss: Any, lr: float) -> None:
+        """An epoch of `mode` ended: record the evaluation loss or the training learning rate, closing a cycle every
+        `frequency` epochs. `loss` is the epoch's evaluation loss (None when there is none); `lr` the current rate."""
+        cycle_end = epoch % self.frequency == 0
+        if mode == "eval":
+            if loss is not None:
+                self.accumulate_single_eval_loss(loss)
+            if cycle_end:
+                self.gather_multiple_eval_losses()
+        elif mode == "train":
+            self.accumulate_all_lrs(lr)
+            if cycle_end:
+                self.gather_multiple_train_losses()
+
+    def lr_for_epoch(self, epoch: int, lr: float) -> Optional[float]:
+        """The learning rate to use from training epoch `epoch` on, or None when ARC does not act at that epoch (it
+        acts at epochs 1 + k * frequency, k >= 1)."""
+        if epoch <= 1 or (epoch - 1) % self.frequency != 0:
+            return None
+        return float(np.float32(lr * self.predict_next_multiplier()))
 
 
 class _ArcArgumentError(ValueError, AssertionError):

@@ -19,8 +19,8 @@ _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 def _schedule_unit(lr_fn: Callable[..., float]) -> str:
     """'step' or 'epoch': the name of `lr_fn`'s one required argument."""
     if isinstance(lr_fn, str):
-        raise ValueError(f"LRScheduler lr_fn {lr_fn!r} is not supported: fe has no ARC learning-rate controller; pass a "
-                         f"function of 'step' or 'epoch'")
+        raise ValueError(f"LRScheduler lr_fn {lr_fn!r} is not supported: pass a function of 'step' or 'epoch', or "
+                         f"fe.schedule.ARC() for the ARC learning-rate controller")
     if not callable(lr_fn):
         raise ValueError(f"LRScheduler lr_fn must be a function of 'step' or 'epoch', got {type(lr_fn).__name__}")
     try:
@@ -48,13 +48,14 @@ class LRScheduler(Trace):
 
     Args:
         model: A model built with `build` (with an optimizer).
-        lr_fn: A function of `step` or of `epoch` (other parameters must have defaults) returning the learning rate.
+        lr_fn: A function of `step` or of `epoch` (other parameters must have defaults) returning the learning rate, or
+            an `fe.schedule.ARC` controller (which reads the model's loss in training and evaluation and changes the
+            rate every `ARC.frequency` epochs).
         ds_id: What dataset id(s) to execute this Trace in. To execute regardless of ds_id, pass None. To execute in all
             ds_ids except for a particular one, you can pass an argument like "!ds1".
 
     Raises:
-        ValueError: If `lr_fn` is not a function of one argument named 'step' or 'epoch'. (FastEstimator's ARC
-            controller, `lr_fn='arc'`, is not supported.)
+        ValueError: If `lr_fn` is not an ARC nor a function of one argument named 'step' or 'epoch'.
 
     Example:
         >>> # from fe_core.schedule import cosine_decay
@@ -64,18 +65,41 @@ class LRScheduler(Trace):
 
     def __init__(self, model: Any, lr_fn: Callable[[int], float],
                  ds_id: Union[None, str, Iterable[str]] = None) -> None:
-        self.schedule_mode = _schedule_unit(lr_fn)
-        super().__init__(mode="train", outputs=f"{model_name_of(model)}_lr", ds_id=ds_id)
+        self.arc = lr_fn if callable(getattr(lr_fn, "lr_for_epoch", None)) else None  # fe.schedule.ARC
+        self.schedule_mode = "epoch" if self.arc is not None else _schedule_unit(lr_fn)
+        super().__init__(mode=("train", "eval") if self.arc is not None else "train",
+                         outputs=f"{model_name_of(model)}_lr", ds_id=ds_id)
         self.model = model
         self.lr_fn = lr_fn
         self._per_step = self.schedule_mode == "step"
+
+    def on_begin(self, data: Data) -> None:
+        if self.arc is not None:  # ARC reads the loss this model is updated with
+            losses = sorted(op.loss_name for op in getattr(self.system.network, "ops", [])
+                            if getattr(op, "model", None) is self.model and getattr(op, "loss_name", None))
+            if not losses:
+                raise ValueError(f"LRScheduler with ARC: no UpdateOp updates model {model_name_of(self.model)!r} "
+                                 f"with a loss, so ARC has no loss to read")
+            self.inputs = [losses[0]]
 
     def _set_lr(self, time: int) -> None:
         self.system.network.backend.set_lr(self.model, float(self.lr_fn(time)))
 
     def on_epoch_begin(self, data: Data) -> None:
-        if not self._per_step:
+        if self.arc is not None:
+            if self.system.mode == "train":
+                backend = self.system.network.backend
+                new_lr = self.arc.lr_for_epoch(self.system.epoch_idx, backend.get_lr(self.model))
+                if new_lr is not None:
+                    backend.set_lr(self.model, new_lr)
+        elif not self._per_step:
             self._set_lr(self.system.epoch_idx)
+
+    def on_epoch_end(self, data: Data) -> None:
+        if self.arc is not None:
+            system = self.system
+            loss = data.get(self.inputs[0]) if system.mode == "eval" else None
+            self.arc.record_epoch_end(system.mode, system.epoch_idx, loss, system.network.backend.get_lr(self.model))
 
     def on_batch_begin(self, data: Data) -> None:
         if self._per_step:
@@ -83,6 +107,10 @@ class LRScheduler(Trace):
 
     def on_batch_end(self, data: Data) -> None:
         system = self.system
+        if self.arc is not None:
+            if system.mode != "train":
+                return
+            self.arc.record_train_step(data[self.inputs[0]])
         log_steps = system.log_steps
         if log_steps and (system.global_step % log_steps == 0 or system.global_step == 1):
             data.write_with_log(self.outputs[0], system.network.backend.get_lr(self.model))
