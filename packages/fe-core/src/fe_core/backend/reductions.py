@@ -25,9 +25,11 @@ _dispatch = Dispatch("reductions")
 
 def normalize_axis(axis: Axis) -> Union[None, int, Tuple[int, ...]]:
     """`axis` as numpy and the backends take it: None, an int, or a tuple of ints (a list becomes a tuple)."""
-    if axis is None or isinstance(axis, (int, np.integer)):
-        return None if axis is None else int(axis)
-    return tuple(int(a) for a in axis)
+    if axis is None or type(axis) is int:  # pylint: disable=unidiomatic-typecheck  (the fast, common case)
+        return axis
+    if isinstance(axis, (int, np.integer)):
+        return int(axis)
+    return tuple(map(int, axis))
 
 
 def percentile_index(percentile: float, size: int) -> int:
@@ -56,9 +58,11 @@ def reduce_sum(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Ten
         [14.0, 22.0]
     """
     backend = _dispatch(tensor, "reduce_sum")
+    if axis is not None and type(axis) is not int:  # pylint: disable=unidiomatic-typecheck
+        axis = normalize_axis(axis)
     if backend is None:
-        return np.sum(tensor, axis=normalize_axis(axis), keepdims=keepdims)
-    return backend.reduce_sum(tensor, normalize_axis(axis), keepdims)
+        return np.sum(tensor, axis=axis, keepdims=keepdims)
+    return backend.reduce_sum(tensor, axis, keepdims)
 
 
 @fe_export("fe.backend.reduce_mean")
@@ -82,9 +86,11 @@ def reduce_mean(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Te
         (4.5, [3.5, 5.5])
     """
     backend = _dispatch(tensor, "reduce_mean")
+    if axis is not None and type(axis) is not int:  # pylint: disable=unidiomatic-typecheck
+        axis = normalize_axis(axis)
     if backend is None:
-        return np.mean(tensor, axis=normalize_axis(axis), keepdims=keepdims)
-    return backend.reduce_mean(tensor, normalize_axis(axis), keepdims)
+        return np.mean(tensor, axis=axis, keepdims=keepdims)
+    return backend.reduce_mean(tensor, axis, keepdims)
 
 
 @fe_export("fe.backend.reduce_min")
@@ -107,9 +113,11 @@ def reduce_min(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Ten
         [1, 2]
     """
     backend = _dispatch(tensor, "reduce_min")
+    if axis is not None and type(axis) is not int:  # pylint: disable=unidiomatic-typecheck
+        axis = normalize_axis(axis)
     if backend is None:
-        return np.min(tensor, axis=normalize_axis(axis), keepdims=keepdims)
-    return backend.reduce_min(tensor, normalize_axis(axis), keepdims)
+        return np.min(tensor, axis=axis, keepdims=keepdims)
+    return backend.reduce_min(tensor, axis, keepdims)
 
 
 @fe_export("fe.backend.reduce_max")
@@ -132,9 +140,11 @@ def reduce_max(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Ten
         [6, 8]
     """
     backend = _dispatch(tensor, "reduce_max")
+    if axis is not None and type(axis) is not int:  # pylint: disable=unidiomatic-typecheck
+        axis = normalize_axis(axis)
     if backend is None:
-        return np.max(tensor, axis=normalize_axis(axis), keepdims=keepdims)
-    return backend.reduce_max(tensor, normalize_axis(axis), keepdims)
+        return np.max(tensor, axis=axis, keepdims=keepdims)
+    return backend.reduce_max(tensor, axis, keepdims)
 
 
 @fe_export("fe.backend.reduce_std")
@@ -157,9 +167,11 @@ def reduce_std(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Ten
         2.2913
     """
     backend = _dispatch(tensor, "reduce_std")
+    if axis is not None and type(axis) is not int:  # pylint: disable=unidiomatic-typecheck
+        axis = normalize_axis(axis)
     if backend is None:
-        return np.std(tensor, axis=normalize_axis(axis), keepdims=keepdims)
-    return backend.reduce_std(tensor, normalize_axis(axis), keepdims)
+        return np.std(tensor, axis=axis, keepdims=keepdims)
+    return backend.reduce_std(tensor, axis, keepdims)
 
 
 @fe_export("fe.backend.argmax")

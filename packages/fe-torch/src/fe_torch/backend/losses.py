@@ -13,7 +13,10 @@ __all__ = ["matched_pair", "mean_squared_error", "l1_loss", "smooth_l1_loss", "h
 def matched_pair(y_true: Any, y_pred: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     """(labels, prediction) as float tensors of the prediction's shape (half precision promoted to float32)."""
     pred = y_pred if y_pred.dtype in (torch.float32, torch.float64) else y_pred.float()
-    true = torch.as_tensor(y_true, device=pred.device).to(pred.dtype)
+    if isinstance(y_true, torch.Tensor):
+        true = y_true if y_true.dtype is pred.dtype else y_true.to(pred.dtype)
+    else:
+        true = torch.as_tensor(y_true, dtype=pred.dtype, device=pred.device)
     if true.shape != pred.shape and true.numel() == pred.numel():
         true = true.reshape(pred.shape)
     return true, pred
@@ -21,12 +24,12 @@ def matched_pair(y_true: Any, y_pred: torch.Tensor) -> Tuple[torch.Tensor, torch
 
 def mean_squared_error(y_true: Any, y_pred: torch.Tensor) -> torch.Tensor:
     true, pred = matched_pair(y_true, y_pred)
-    return F.mse_loss(pred, true, reduction="none").mean(dim=-1)
+    return torch.square(pred - true).mean(dim=-1)
 
 
 def l1_loss(y_true: Any, y_pred: torch.Tensor) -> torch.Tensor:
     true, pred = matched_pair(y_true, y_pred)
-    return F.l1_loss(pred, true, reduction="none").mean(dim=-1)
+    return torch.abs(pred - true).mean(dim=-1)
 
 
 def smooth_l1_loss(y_true: Any, y_pred: torch.Tensor, beta: float) -> torch.Tensor:

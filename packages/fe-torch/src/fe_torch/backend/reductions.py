@@ -12,37 +12,37 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_min", "reduce_max", "reduce_std"
 Axis = Union[None, int, Tuple[int, ...]]
 
 
-def _keep_all(result: torch.Tensor, tensor: torch.Tensor, keepdims: bool) -> torch.Tensor:
-    return result.reshape((1,) * tensor.ndim) if keepdims else result
+def _keep_all(result: torch.Tensor, tensor: torch.Tensor) -> torch.Tensor:
+    return result.reshape((1,) * tensor.ndim)
 
 
 def reduce_sum(tensor: torch.Tensor, axis: Axis, keepdims: bool) -> torch.Tensor:
     if axis is None:
-        return _keep_all(torch.sum(tensor), tensor, keepdims)
+        return _keep_all(torch.sum(tensor), tensor) if keepdims else torch.sum(tensor)
     return torch.sum(tensor, dim=axis, keepdim=keepdims)
 
 
 def reduce_mean(tensor: torch.Tensor, axis: Axis, keepdims: bool) -> torch.Tensor:
     if axis is None:
-        return _keep_all(torch.mean(tensor), tensor, keepdims)
+        return _keep_all(torch.mean(tensor), tensor) if keepdims else torch.mean(tensor)
     return torch.mean(tensor, dim=axis, keepdim=keepdims)
 
 
 def reduce_min(tensor: torch.Tensor, axis: Axis, keepdims: bool) -> torch.Tensor:
     if axis is None:
-        return _keep_all(torch.min(tensor), tensor, keepdims)
+        return _keep_all(torch.min(tensor), tensor) if keepdims else torch.min(tensor)
     return torch.amin(tensor, dim=axis, keepdim=keepdims)
 
 
 def reduce_max(tensor: torch.Tensor, axis: Axis, keepdims: bool) -> torch.Tensor:
     if axis is None:
-        return _keep_all(torch.max(tensor), tensor, keepdims)
+        return _keep_all(torch.max(tensor), tensor) if keepdims else torch.max(tensor)
     return torch.amax(tensor, dim=axis, keepdim=keepdims)
 
 
 def reduce_std(tensor: torch.Tensor, axis: Axis, keepdims: bool) -> torch.Tensor:
     if axis is None:
-        return _keep_all(torch.std(tensor, correction=0), tensor, keepdims)
+        return _keep_all(torch.std(tensor, correction=0), tensor) if keepdims else torch.std(tensor, correction=0)
     return torch.std(tensor, dim=axis, correction=0, keepdim=keepdims)
 
 
