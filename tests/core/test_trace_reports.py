@@ -115,3 +115,32 @@ def test_test_report_and_traceability_in_an_estimator_run(numpy_backend, tmp_pat
     assert [test["passed"] for test in result["tests"]] == [True, True]
     tex = (tmp_path / "trace" / "run.tex").read_text()
     assert "clf" in tex and "Accuracy" in tex and "Network Ops" in tex
+
+
+@pytest.mark.slow
+def test_xai_traces_and_image_saver_in_an_estimator_run(numpy_backend, tmp_path):
+    from fe_core.trace.io import ImageSaver
+    from fe_core.trace.xai import GradCAM, InstanceTracker, LabelTracker
+    rng = np.random.default_rng(0)
+    n = 32
+    x = rng.normal(size=(n, 4)).astype(np.float32)
+    grads = np.zeros((n, 2, 2, 3), dtype=np.float32)
+    grads[:, 0, 0] = 1.0
+    data = NumpyDataset({"x": x, "y": np.argmax(x[:, :3], axis=1).astype(np.int64), "idx": np.arange(n),
+                         "img": rng.random((n, 8, 8, 1)).astype(np.float32), "g": grads})
+    model = nb.build(4, 3, lr=0.5, name="clf")
+    network = make_network([ModelOp(model=model, inputs="x", outputs="y_pred"),
+                            CrossEntropy(inputs=("y_pred", "y"), outputs="ce", from_logits=True),
+                            CrossEntropy(inputs=("y_pred", "y"), outputs="sample_ce", from_logits=True,
+                                         average_loss=False),
+                            UpdateOp(model=model, loss_name="ce")])
+    pipeline = Pipeline(train_data=data, eval_data=data, batch_size=8)
+    traces = [GradCAM(images="img", grads="g", labels="y", preds="y_pred", n_samples=3),
+              InstanceTracker(index="idx", metric="sample_ce", n_max_to_keep=2, n_min_to_keep=1),
+              LabelTracker(label="y", metric="sample_ce"),
+              ImageSaver(["gradcam", "sample_ce_by_idx", "sample_ce_by_y"], save_dir=str(tmp_path))]
+    Estimator(pipeline=pipeline, network=network, epochs=2, traces=traces, log_steps=0).fit()
+    names = sorted(path.name for path in tmp_path.iterdir())
+    assert "gradcam_eval_epoch_1.png" in names and "gradcam_eval_epoch_2.png" in names
+    assert "sample_ce_by_idx_train_epoch_2.png" in names or "sample_ce_by_idx_eval_epoch_2.png" in names
+    assert any(name.startswith("sample_ce_by_y_") for name in names)
