@@ -243,3 +243,9 @@ def test_a_restored_run_continues_the_earlier_row(db_path):
     gone = make_estimator(traces=[Restore(12345)])  # the earlier row was trimmed away: this row takes its id
     gone.fit()
     assert rows(db_path, "SELECT n_restarts FROM history WHERE pk = 12345") == [(1,)]
+
+
+def test_only_the_main_process_of_a_distributed_run_records(db_path, monkeypatch):
+    monkeypatch.setattr(history, "_is_main_process", lambda: False)
+    make_estimator().fit()
+    assert not os.path.exists(db_path)

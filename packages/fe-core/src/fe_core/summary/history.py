@@ -476,8 +476,18 @@ class HistoryRecorder:
 
 
 def history_context(system: Any, est_path: str) -> contextlib.AbstractContextManager:
-    """A `HistoryRecorder` for the configured database, or a no-op context when recording is off."""
+    """A `HistoryRecorder` for the configured database, or a no-op context when recording is off or this process is
+    not rank 0 of a distributed run."""
     path = history_db_path()
-    if path is None:
+    if path is None or not _is_main_process():
         return contextlib.nullcontext()
     return HistoryRecorder(system, est_path, db_path=path)
+
+
+def _is_main_process() -> bool:
+    """Only rank 0 of a distributed run records it (one row per run, not one per process)."""
+    try:
+        from fe_core.distributed.communicator import is_main_process  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return True
+    return is_main_process()
