@@ -86,3 +86,13 @@ def test_fgsm_adversarial_training_step_inside_the_traced_step() -> None:
     np.testing.assert_allclose(result["x_adv"], expected, rtol=1e-6)
     assert result["adv_ce"] > result["ce"]
     assert any(not np.array_equal(a, v.numpy()) for a, v in zip(before, model.trainable_variables))
+
+
+def test_model_op_without_gradients_stops_the_gradient_path() -> None:
+    model = _model()
+    network = make_network(ops=[Watch(inputs="x"), ModelOp(model=model, inputs="x", outputs="y_pred", gradients=False),
+                                CrossEntropy(inputs=("y_pred", "y"), outputs="ce"),
+                                GradientOp(finals="ce", inputs="x", outputs="dx")])
+    with network(mode="eval", epoch=1):
+        result = network.run_step(dict(_batch()))
+    np.testing.assert_array_equal(result["dx"], np.zeros((5, 4), np.float32))

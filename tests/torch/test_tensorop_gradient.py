@@ -109,3 +109,19 @@ def test_watch_rejects_integer_tensors() -> None:
                            default_backend="torch")
     with network(mode="train", epoch=1), pytest.raises(TypeError, match="floating point"):
         network.run_step(dict(_batch()))
+
+
+def test_model_op_without_gradients_records_nothing_for_backward() -> None:
+    teacher, student = _linear(1), _linear(2)
+    network = make_network(ops=[ModelOp(model=teacher, inputs="x", outputs="soft", gradients=False),
+                                ModelOp(model=student, inputs="x", outputs="y_pred"),
+                                CrossEntropy(inputs=("y_pred", "soft"), outputs="ce"),
+                                UpdateOp(model=student, loss_name="ce")])
+    teacher_before = [p.detach().clone() for p in teacher.parameters()]
+    with network(mode="train", epoch=1):
+        result = network.run_step(dict(_batch()))
+    assert np.isfinite(result["ce"])
+    assert all(torch.equal(a, b) for a, b in zip(teacher_before, teacher.parameters()))
+    op = ModelOp(model=teacher, inputs="x", outputs="y", gradients=False)
+    out = op.forward(torch.ones(2, 4), {"mode": "train"})
+    assert not out.requires_grad

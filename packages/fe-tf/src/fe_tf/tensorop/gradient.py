@@ -79,4 +79,12 @@ def fgsm_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> tf.Tensor:
         return tf.stop_gradient(tf.clip_by_value(adversarial, low, high))
 
 
-KERNELS = {"watch": watch_kernel, "gradient": gradient_kernel, "fgsm": fgsm_kernel}
+def model_without_gradients_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Any:
+    """`ModelOp(gradients=False)`: the model call with its outputs behind `tf.stop_gradient`."""
+    from fe_core.framework.registry import get_backend  # pylint: disable=import-outside-toplevel
+    result = get_backend("tf").kernel_model(op, data, state)
+    return tf.nest.map_structure(tf.stop_gradient, result)
+
+
+KERNELS = {"watch": watch_kernel, "gradient": gradient_kernel, "fgsm": fgsm_kernel,
+           "model_without_gradients": model_without_gradients_kernel}

@@ -69,4 +69,12 @@ def fgsm_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> Tensor:
     return torch.clamp(adversarial, min=low, max=high)
 
 
-KERNELS = {"watch": watch_kernel, "gradient": gradient_kernel, "fgsm": fgsm_kernel}
+def model_without_gradients_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Any:
+    """`ModelOp(gradients=False)`: the model call under `torch.no_grad` (nothing is recorded for backward)."""
+    from fe_torch.kernels import model_kernel  # pylint: disable=import-outside-toplevel
+    with torch.no_grad():
+        return model_kernel(op, data, state)
+
+
+KERNELS = {"watch": watch_kernel, "gradient": gradient_kernel, "fgsm": fgsm_kernel,
+           "model_without_gradients": model_without_gradients_kernel}

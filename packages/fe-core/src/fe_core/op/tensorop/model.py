@@ -35,6 +35,9 @@ class ModelOp(TensorOp):
         trainable: Whether the model runs in training mode (dropout, batch-norm updates) when the Network is in
             'train' mode; False freezes it for this op (for example a GAN's discriminator while training the
             generator: gradients still flow through it, its layers run in inference mode).
+        gradients: Whether gradients flow through this forward pass; False computes the prediction without a
+            gradient path (torch: under `no_grad`; TensorFlow: behind `stop_gradient`), for example for a teacher
+            model or a target network.
         intermediate_layers: Layer name(s) (or for torch, also module attribute paths / indices) whose outputs are
             returned too.
 
@@ -51,11 +54,15 @@ class ModelOp(TensorOp):
                  mode: Union[None, str, Iterable[str]] = None,
                  ds_id: Union[None, str, Iterable[str]] = None,
                  trainable: bool = True,
+                 gradients: bool = True,
                  intermediate_layers: Union[None, str, int, List[Union[str, int]]] = None) -> None:
         super().__init__(inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id)
         _check_compiled(model, "ModelOp")
         self.model = model
         self.trainable = trainable
+        self.gradients = gradients
+        if not gradients:
+            self.kernel_name = "model_without_gradients"
         self.intermediate_layers = to_list(intermediate_layers)
         if self.intermediate_layers and len(self.outputs) != 1 + len(self.intermediate_layers):
             raise ValueError(f"ModelOp of model {_model_name(model)!r} has {len(self.intermediate_layers)} "
