@@ -203,3 +203,11 @@ def test_visualize_saves_html_from_a_saved_search_file(tmp_path, capsys):
     visualize_cartesian(search, ignore_keys="opt", save_path=str(tmp_path / "c.html"), title="my plot")
     assert (tmp_path / "c.html").exists()
     assert f"Saving to {tmp_path / 'c.html'}" in capsys.readouterr().out
+
+
+def test_plots_are_figure_fe_and_heatmaps_save_as_png(tmp_path):
+    from fe_core.search.visualize import visualize_heatmap
+    from fe_core.util.figure import FigureFE
+    assert isinstance(plot_heatmap(grid_search(), ignore_keys="loss"), FigureFE)
+    visualize_heatmap(grid_search(), ignore_keys="loss", save_path=str(tmp_path / "heat.png"), verbose=False)
+    assert (tmp_path / "heat.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -7,7 +7,7 @@ from typing import Any, List, Optional, Sequence, Union
 
 from fe_core.export import fe_export
 from fe_core.search.search import Search
-from fe_core.search.visualize.vis_util import SearchData, plotly_graph_objects, show_or_save
+from fe_core.search.visualize.vis_util import SearchData, as_figure_fe, plotly_graph_objects, show_or_save
 
 __all__ = ["plot_cartesian", "visualize_cartesian"]
 
@@ -27,7 +27,7 @@ def plot_cartesian(search: Union[Search, str],
             own subplot.
 
     Returns:
-        A plotly Figure.
+        A `FigureFE` (a plotly Figure; `figure.show(save_path)` saves it).
 
     Raises:
         ValueError: If there is not exactly one parameter or no result, or a group names an unknown result.
@@ -61,7 +61,7 @@ def plot_cartesian(search: Union[Search, str],
                              row=number // columns + 1, col=number % columns + 1)
         figure.update_xaxes(title_text=param, row=number // columns + 1, col=number % columns + 1)
     figure.update_layout(title=title or data.title, showlegend=any(len(panel) > 1 for panel in panels))
-    return figure
+    return as_figure_fe(figure)
 
 
 @fe_export("fe.search.visualize.cartesian.visualize_cartesian", "fe.search.visualize.visualize_cartesian")

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from fe_core.export import fe_export
 from fe_core.search.search import Search
 from fe_core.search.visualize.cartesian import _file_name
-from fe_core.search.visualize.vis_util import SearchData, plotly_graph_objects, show_or_save
+from fe_core.search.visualize.vis_util import SearchData, as_figure_fe, plotly_graph_objects, show_or_save
 
 __all__ = ["plot_heatmap", "visualize_heatmap"]
 
@@ -31,7 +31,7 @@ def plot_heatmap(search: Union[Search, str],
         ignore_keys: Parameter / result keys to leave out.
 
     Returns:
-        A plotly Figure.
+        A `FigureFE` (a plotly Figure; `figure.show(save_path)` saves it).
 
     Raises:
         ValueError: If there are not exactly 2 parameters and 1 result.
@@ -56,7 +56,7 @@ def plot_heatmap(search: Union[Search, str],
     figure.update_layout(title=title or data.title, xaxis_title=x_key, yaxis_title=y_key)
     figure.update_xaxes(type="category")
     figure.update_yaxes(type="category")
-    return figure
+    return as_figure_fe(figure)
 
 
 @fe_export("fe.search.visualize.heatmap.visualize_heatmap", "fe.search.visualize.visualize_heatmap")

@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 from fe_core.export import fe_export
 from fe_core.search.search import Search
 from fe_core.search.visualize.cartesian import _file_name
-from fe_core.search.visualize.vis_util import SearchData, plotly_graph_objects, show_or_save
+from fe_core.search.visualize.vis_util import SearchData, as_figure_fe, plotly_graph_objects, show_or_save
 
 __all__ = ["plot_parallel_coordinates", "visualize_parallel_coordinates"]
 
@@ -36,7 +36,7 @@ def plot_parallel_coordinates(search: Union[Search, str],
         ignore_keys: Parameter / result keys to leave out.
 
     Returns:
-        A plotly Figure.
+        A `FigureFE` (a plotly Figure; `figure.show(save_path)` saves it).
 
     Raises:
         ValueError: If `color_by` is not a parameter or result key.
@@ -52,7 +52,7 @@ def plot_parallel_coordinates(search: Union[Search, str],
             "colorbar": {"title": {"text": color_by}}}
     figure = go.Figure(go.Parcoords(line=line, dimensions=[_dimension(data, key) for key in keys]))
     figure.update_layout(title=title or data.title)
-    return figure
+    return as_figure_fe(figure)
 
 
 @fe_export("fe.search.visualize.parallel_coordinate_plot.visualize_parallel_coordinates",

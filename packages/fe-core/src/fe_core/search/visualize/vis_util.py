@@ -9,7 +9,7 @@ from fe_core.export import fe_export
 from fe_core.optional import import_optional
 from fe_core.search.search import Search, read_search_state
 
-__all__ = ["SearchData", "show_or_save", "plotly_graph_objects"]
+__all__ = ["SearchData", "show_or_save", "plotly_graph_objects", "as_figure_fe"]
 
 
 def plotly_graph_objects(feature: str) -> Any:
@@ -89,25 +89,26 @@ class SearchData:
         return [float(value) for value in self.data[key]]
 
 
+def as_figure_fe(figure: Any) -> Any:
+    """`figure` as fe's `FigureFE` (a plotly Figure whose `show(save_path)` saves HTML, JSON or images)."""
+    from fe_core.util.figure import FigureFE  # pylint: disable=import-outside-toplevel
+    return figure if isinstance(figure, FigureFE) else FigureFE.from_figure(figure)
+
+
 def show_or_save(figure: Any, save_path: Optional[str], verbose: bool, default_name: str) -> Optional[str]:
-    """Show a plotly figure (save_path None) or write it: a directory gets `<default_name>.html`, a '.html' path an
-    interactive page, any other extension a static image (which needs plotly's `kaleido` package).
+    """Show a figure (save_path None) or save it with `FigureFE.show`: a directory gets `<default_name>.html` (every
+    plot kind works as interactive HTML), a path's extension picks the format (.html, .json, or a static image such as
+    .png, drawn by kaleido or fe's matplotlib renderer, which covers cartesian plots and heatmaps).
 
     Returns:
         The file written, or None when the figure was shown.
     """
+    figure = as_figure_fe(figure)
     if save_path is None:
         figure.show()
         return None
-    path = os.fspath(save_path)
-    if os.path.isdir(path) or path.endswith(os.sep) or not os.path.splitext(path)[1]:
+    path = os.path.expanduser(os.fspath(save_path))
+    if os.path.isdir(path) or path.endswith(("/", os.sep)) or not os.path.splitext(path)[1]:
         path = os.path.join(path, f"{default_name}.html")
-    os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
-    if path.lower().endswith((".html", ".htm")):
-        figure.write_html(path, include_plotlyjs="cdn")
-    else:
-        import_optional("kaleido", extra="plot", feature=f"Saving a search plot as {os.path.splitext(path)[1]}")
-        figure.write_image(path)
-    if verbose:
-        print(f"Saving to {path}")
+    figure.show(save_path=path, verbose=verbose)
     return path
