@@ -112,18 +112,22 @@ class Dice(StatMetric):
             y_true, y_pred = y_true[..., None], y_pred[..., None]
         elif channels_first(self.system, y_true):
             y_true, y_pred = np.moveaxis(y_true, 1, -1), np.moveaxis(y_pred, 1, -1)
-        y_pred = y_pred.astype(np.float64, copy=False)
         if not self.mask_overlap and y_pred.shape[-1] > 1:
             winner = np.argmax(y_pred, axis=-1)[..., None] == np.arange(y_pred.shape[-1])
             if self.threshold is not None:
                 winner &= y_pred > self.threshold
-            y_pred = winner.astype(np.float64)
+            y_pred = winner
         elif self.threshold is not None:
-            y_pred = (y_pred > self.threshold).astype(np.float64)
-        y_true = y_true.astype(np.float64, copy=False)
+            y_pred = y_pred > self.threshold
         spatial = tuple(range(1, y_true.ndim - 1))
-        intersection = np.sum(y_true * y_pred, axis=spatial)
-        area = np.sum(y_true, axis=spatial) + np.sum(y_pred, axis=spatial)
+        if y_pred.dtype == bool and y_true.dtype == bool:
+            intersection = np.count_nonzero(y_true & y_pred, axis=spatial)
+        else:  # one multiply-add pass per sample and channel, in the masks' own float precision
+            dtype = np.result_type(y_true.dtype, y_pred.dtype, np.float32)
+            shape = (y_true.shape[0], -1, y_true.shape[-1])
+            intersection = np.einsum("npc,npc->nc", y_true.astype(dtype, copy=False).reshape(shape),
+                                     y_pred.astype(dtype, copy=False).reshape(shape)).astype(np.float64)
+        area = _total(y_true, spatial) + _total(y_pred, spatial)
         scores = (2.0 * intersection + _EPSILON) / (area + _EPSILON)  # (N, C)
         return {"count": np.array(scores.shape[0], dtype=np.int64), "sum": scores.sum(axis=0),
                 "sum_sq": np.square(scores).sum(axis=0)}
@@ -152,6 +156,13 @@ class Dice(StatMetric):
             if self.include_std:
                 values[f"{name}_{label}_std"] = _std(float(sums_sq[channel] / count), channel_mean)
         return values
+
+
+def _total(mask: np.ndarray, spatial: tuple) -> np.ndarray:
+    """Per sample and channel sum of a mask (a count for boolean masks)."""
+    if mask.dtype == bool:
+        return np.count_nonzero(mask, axis=spatial).astype(np.float64)
+    return np.sum(mask, axis=spatial, dtype=np.float64)
 
 
 def _std(mean_sq: float, mean: float) -> float:

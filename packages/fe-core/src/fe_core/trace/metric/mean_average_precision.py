@@ -136,7 +136,8 @@ class MeanAveragePrecision(StatMetric):
             thresholds = np.minimum(IOU_THRESHOLDS, 1 - 1e-10)[:, None]  # (T, 1)
             matched = np.zeros((IOU_THRESHOLDS.size, gt.shape[0]), dtype=bool)
             rows = np.arange(IOU_THRESHOLDS.size)
-            for d in range(det.shape[0]):
+            # a detection below the lowest threshold with every box is a false positive everywhere: skip its loop
+            for d in np.flatnonzero(ious.max(axis=1) >= thresholds[0, 0]):
                 candidates = np.where((ious[d][None, :] >= thresholds) & ~matched, ious[d][None, :], -1.0)
                 best = candidates.shape[1] - 1 - np.argmax(candidates[:, ::-1], axis=1)  # last of equal IoUs
                 hit = candidates[rows, best] >= 0
