@@ -58,3 +58,17 @@ def test_check_pdf_dependency_raises_oserror_without_latex(monkeypatch):
     monkeypatch.setattr(test_report, "latex_compiler", lambda: None)
     with pytest.raises(OSError, match="LaTeX"):
         TestReport.check_pdf_dependency()
+
+
+def test_report_state_keeps_case_results_for_a_checkpoint():
+    from fe_core.checkpoint.object_state import get_object_state, set_object_state
+    cases = [TestCase("ok", lambda y: y > 0, aggregate=False), TestCase("agg", lambda acc: acc > 0.5)]
+    report = TestReport(cases, save_path=".", data_id="id")
+    make_system(report, mode="test")
+    report.on_batch_end(Data({"y": np.array([1, -1, 2]), "id": np.array([7, 8, 9])}))
+    fresh = TestReport([TestCase("ok", lambda y: y > 0, aggregate=False), TestCase("agg", lambda acc: acc > 0.5)],
+                       save_path=".", data_id="id")
+    set_object_state(fresh, get_object_state(report))
+    assert (fresh.instance_cases[0].fail_number, fresh.instance_cases[0].fail_id) == (1, [8])
+    with pytest.raises(ValueError, match="test cases"):
+        set_object_state(TestReport(TestCase("x", lambda a: a), save_path="."), get_object_state(report))

@@ -176,6 +176,25 @@ class TestReport(Trace):
         print(f"FastEstimator-TestReport: Test results written to {stem}.json")
         self.report_paths = [f"{stem}.json", self._write_latex(stem)]
 
+    def get_state(self) -> Dict[str, Any]:
+        """Checkpoint state: each test case's results so far (the cases themselves come from the script)."""
+        return {"cases": [{"result": case.result, "fail_number": case.fail_number, "fail_id": _plain(case.fail_id)}
+                          for case in self.aggregate_cases + self.instance_cases]}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Restore `get_state()`.
+
+        Raises:
+            ValueError: If the checkpoint holds a different number of test cases.
+        """
+        cases = self.aggregate_cases + self.instance_cases
+        saved = state.get("cases", [])
+        if len(saved) != len(cases):
+            raise ValueError(f"TestReport: the checkpoint holds {len(saved)} test cases, the script {len(cases)}")
+        for case, values in zip(cases, saved):
+            case.result, case.fail_number, case.fail_id = values["result"], int(values["fail_number"]), \
+                list(values["fail_id"])
+
     # ------------------------------------------------------------------ the LaTeX report
     def _write_latex(self, stem: str) -> str:
         pylatex = import_optional("pylatex", extra="report", feature="TestReport")
