@@ -28,7 +28,8 @@ SUITES = {
     "tf": ["fe-core", "fe-tf"],
     "fe": ["fe-core", "fe-torch", "fe-tf", "fe"],
 }
-TOP_LEVEL = {"packages", "tests", "tools", "pyproject.toml", ".github", "README.md", ".ci", ".gitignore", "docs"}
+TOP_LEVEL = {"packages", "tests", "tools", "pyproject.toml", ".github", "README.md", ".ci", ".gitignore", "docs",
+             "LICENSE", "mkdocs.yml"}
 
 _HATCH_RUN = re.compile(r"\bhatch\s+run\s+([^\s:]+):(\S+)")
 _MATRIX_REF = re.compile(r"\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}")
@@ -202,6 +203,16 @@ def test_top_level_layout_is_exactly_the_designed_set():
     assert present == TOP_LEVEL, f"unexpected: {sorted(present - TOP_LEVEL)}, missing: {sorted(TOP_LEVEL - present)}"
     packages = {entry.name for entry in (ROOT / "packages").iterdir() if not _ignored_at_top_level(entry, patterns)}
     assert packages == set(PACKAGES)
+
+
+def test_ci_checks_the_generated_namespace_and_builds_the_docs_strictly():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "tools/gen_namespace.py --check" in ci and "tools/docs.py" in ci
+    assert "strict: true" in (ROOT / "mkdocs.yml").read_text()
+    nav = (ROOT / "mkdocs.yml").read_text()
+    for page in ("index.md", "migration.md", "architecture.md", "api/index.md"):
+        assert page in nav
+        assert page.startswith("api/") or (ROOT / "docs" / page).is_file()
 
 
 def test_ci_script_runs_the_readme_test_command():
