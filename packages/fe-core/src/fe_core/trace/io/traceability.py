@@ -193,6 +193,13 @@ class Traceability(Trace):
             self._table(doc, pylatex, escape_latex, self._system_rows())
         self.report_path = write_document(doc, os.path.join(self.save_path, name), "Traceability")
 
+    def get_state(self) -> Dict[str, Any]:
+        """Nothing to checkpoint: the report is written from the run's System at its end."""
+        return {}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Nothing to restore (see `get_state`)."""
+
     def _plots(self, name: str) -> List[Tuple[str, str]]:
         plots = []
         try:
