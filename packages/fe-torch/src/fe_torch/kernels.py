@@ -14,19 +14,17 @@ import functools
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import torch
-import torch.nn.functional as F
+from fe_core.backend.crossentropy import EPSILON  # probabilities are clipped to [EPSILON, 1 - EPSILON] for the log
+
+from fe_torch.backend import crossentropy, losses, reductions
+from fe_torch.backend.models import apply_gradients, trainable_parameters
 
 __all__ = ["model_kernel", "update_kernel", "cross_entropy_kernel", "mean_squared_error_kernel", "l1_loss_kernel",
            "argmax_kernel", "trainable_parameters", "EPSILON"]
 
-EPSILON = 1e-7  # probabilities are clamped to [EPSILON, 1 - EPSILON] before their log is taken
 
 Tensor = torch.Tensor
 
-
-# torch's fused losses skip labels equal to ignore_index (-100 by default); fe ignores no label, so a bad label
-# still raises instead of silently vanishing from the loss.
-_NO_IGNORED_LABEL = torch.iinfo(torch.int64).min
 
 def _model_name(model: Any) -> str:
     return str(getattr(model, "model_name", type(model).__name__))
@@ -97,11 +95,6 @@ def model_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------------- update
-def trainable_parameters(model: torch.nn.Module) -> List[torch.nn.Parameter]:
-    """The parameters of `model` that require gradients, in `model.parameters()` order."""
-    return [parameter for parameter in model.parameters() if parameter.requires_grad]
-
-
 def _gradients_from_loss(op: Any, loss: Tensor, params: List[Tensor], scaler: Any,
                          state: Dict[str, Any]) -> Sequence[Optional[Tensor]]:
     if not isinstance(loss, torch.Tensor):
@@ -131,21 +124,6 @@ def _gradients_from_input(op: Any, gradients: Any, model: torch.nn.Module,
         pairs = [(p, g) for p, g in zip(every, gradients) if p.requires_grad]
         params, gradients = [p for p, _ in pairs], [g for _, g in pairs]
     return params, [None if g is None else g.detach() for g in gradients]
-
-
-def _step(params: List[Tensor], gradients: Sequence[Optional[Tensor]], optimizer: torch.optim.Optimizer,
-          scaler: Any) -> None:
-    for parameter, gradient in zip(params, gradients):
-        parameter.grad = gradient
-    try:
-        if scaler is not None:
-            scaler.step(optimizer)
-            scaler.update()
-        else:
-            optimizer.step()
-    finally:
-        for parameter in params:
-            parameter.grad = None
 
 
 def update_kernel(op: Any, data: Any, state: Dict[str, Any]) -> None:
@@ -196,13 +174,15 @@ def update_kernel(op: Any, data: Any, state: Dict[str, Any]) -> None:
         gradients = [None if g is None else g.div_(merge) for g in accumulated]
     if op.defer:
         state["deferred"].setdefault(_model_name(model), []).append(
-            functools.partial(_step, params, gradients, optimizer, scaler))
+            functools.partial(apply_gradients, params, gradients, optimizer, scaler))
     else:
-        _step(params, gradients, optimizer, scaler)
+        apply_gradients(params, gradients, optimizer, scaler)
     return None
 
 
 # ---------------------------------------------------------------------------------------------------- losses
+# The math is fe.backend's (fe_torch.backend.crossentropy / losses): these kernels pick the form, put the class axis
+# where those functions take it (axis 1) and reduce to one value per sample (then the batch mean if average_loss).
 def _reduce(op: Any, loss: Tensor) -> Tensor:
     """Mean over the non-batch axes (one value per sample), then over the batch if `op.average_loss`."""
     if loss.ndim > 1:
@@ -216,25 +196,6 @@ def _loss_output(op: Any, loss: Tensor) -> Union[Tensor, List[Tensor]]:
     return [loss] if op.out_list else loss
 
 
-def _class_weight_table(op: Any, size: int, device: torch.device) -> Tensor:
-    cached = getattr(op, "_fe_torch_class_weights", None)
-    if cached is not None and cached.device == device and cached.numel() >= size:
-        return cached
-    weights = op.class_weights
-    size = max(size, max(int(key) for key in weights) + 1)
-    table = torch.ones(size, dtype=torch.float32, device=device)
-    for key, value in weights.items():
-        table[int(key)] = float(value)
-    op._fe_torch_class_weights = table  # pylint: disable=protected-access
-    return table
-
-
-def _log_probabilities(op: Any, pred: Tensor) -> Tensor:
-    if op.from_logits:
-        return torch.log_softmax(pred, dim=-1)
-    return torch.log(pred.clamp(EPSILON, 1.0))
-
-
 def cross_entropy_kernel(op: Any, data: Sequence[Tensor], state: Dict[str, Any]) -> Union[Tensor, List[Tensor]]:
     """Cross entropy in the form `op.infer_form` picks from the shapes; the class axis is the last one.
 
@@ -242,87 +203,66 @@ def cross_entropy_kernel(op: Any, data: Sequence[Tensor], state: Dict[str, Any])
     - categorical: one-hot or soft labels shaped like the prediction;
     - binary: a prediction with one unit (or no class axis) and 0/1 labels.
 
-    With `from_logits=False` predictions are probabilities, clamped to [1e-7, 1 - 1e-7] before the log. With
+    With `from_logits=False` predictions are probabilities, clipped to [1e-7, 1 - 1e-7] before the log. With
     `class_weights` each sample's loss is multiplied by the weight of its label (1 for classes not listed).
-    Computed in float32 even under autocast.
+    Computed in float32 even under autocast (by `fe.backend`'s cross entropies).
     """
     pred, true = data
     form = op.infer_form(pred.shape, true.shape)  # torch.Size is a tuple
-    if pred.dtype is not torch.float32:
-        pred = pred.float()
-    if pred.ndim == 2 and form != "binary" and not op.class_weights:
-        # (batch, classes): torch's fused losses compute the same values with a fraction of the kernel launches.
-        reduction = "mean" if op.average_loss else "none"
+    weights = op.class_weights or None
+    if form == "binary":
+        if true.shape != pred.shape and true.numel() != pred.numel():
+            true = true.expand_as(pred)
+        loss = crossentropy.binary_crossentropy(pred, true, op.from_logits, False, weights)
+        return _loss_output(op, _reduce(op, loss))
+    if pred.ndim == 2:  # (batch, classes): the class axis is already axis 1; one fused call where possible
         if form == "sparse":
-            labels = true.reshape(true.shape[:-1]) if true.ndim == 2 else true
-            if labels.dtype is not torch.int64:
-                labels = labels.long()
-            if op.from_logits:
-                loss = F.cross_entropy(pred, labels, reduction=reduction, ignore_index=_NO_IGNORED_LABEL)
-            else:
-                loss = F.nll_loss(_log_probabilities(op, pred), labels, reduction=reduction,
-                                  ignore_index=_NO_IGNORED_LABEL)
-            return [loss] if op.out_list else loss
-        if op.from_logits:
-            loss = F.cross_entropy(pred, true.to(pred.dtype), reduction=reduction)
-            return [loss] if op.out_list else loss
+            if true.ndim == 2:
+                true = true.reshape(true.shape[:-1])
+            loss = crossentropy.sparse_categorical_crossentropy(pred, true, op.from_logits, op.average_loss, weights)
+        else:
+            loss = crossentropy.categorical_crossentropy(pred, true, op.from_logits, op.average_loss, weights)
+        return _loss_output(op, loss)
+    pred = pred.movedim(-1, 1)
     if form == "sparse":
         labels = true.reshape(true.shape[:-1]) if true.ndim == pred.ndim else true
-        labels = labels.long()
-        loss = -_log_probabilities(op, pred).gather(-1, labels.unsqueeze(-1)).squeeze(-1)
-        classes, num_classes = labels, pred.shape[-1]
-    elif form == "categorical":
-        target = true.to(pred.dtype)
-        loss = -(target * _log_probabilities(op, pred)).sum(dim=-1)
-        classes, num_classes = (target.argmax(dim=-1) if op.class_weights else None), pred.shape[-1]
+        loss = crossentropy.sparse_categorical_crossentropy(pred, labels, op.from_logits, False, weights)
     else:
-        target = true.to(pred.dtype)
-        if target.shape != pred.shape:
-            target = target.reshape(pred.shape) if target.numel() == pred.numel() else target.expand_as(pred)
-        if op.from_logits:
-            loss = F.binary_cross_entropy_with_logits(pred, target, reduction="none")
-        else:
-            probability = pred.clamp(EPSILON, 1.0 - EPSILON)
-            loss = -(target * torch.log(probability) + (1.0 - target) * torch.log(1.0 - probability))
-        classes, num_classes = ((target > 0.5).long() if op.class_weights else None), 2
-    if op.class_weights:
-        loss = loss * _class_weight_table(op, num_classes, loss.device)[classes]
+        loss = crossentropy.categorical_crossentropy(pred, true.movedim(-1, 1), op.from_logits, False, weights)
     return _loss_output(op, _reduce(op, loss))
 
 
-def _matched_target(pred: Tensor, true: Tensor) -> Tensor:
-    true = true.float()
-    if true.shape != pred.shape and true.numel() == pred.numel():
-        true = true.reshape(pred.shape)
-    return true
+def _per_sample_input(pred: Tensor, true: Tensor) -> tuple:
+    """fe.backend's regression losses average the last axis: give a 1-D (batch,) input a last axis of 1."""
+    if pred.ndim == 1:
+        return pred.unsqueeze(-1), true.reshape(pred.shape[0], -1) if true.numel() == pred.numel() else true
+    return pred, true
 
 
 def mean_squared_error_kernel(op: Any, data: Sequence[Tensor],
                               state: Dict[str, Any]) -> Union[Tensor, List[Tensor]]:
     """Squared error averaged over the non-batch axes, then over the batch if `op.average_loss` (float32)."""
-    pred, true = data
-    pred = pred.float()
-    return _loss_output(op, _reduce(op, (pred - _matched_target(pred, true))**2))
+    pred, true = _per_sample_input(*data)
+    return _loss_output(op, _reduce(op, losses.mean_squared_error(true, pred.float())))
 
 
 def l1_loss_kernel(op: Any, data: Sequence[Tensor], state: Dict[str, Any]) -> Union[Tensor, List[Tensor]]:
     """L1, smooth L1 (`beta`) or Huber (`delta = beta`) loss, reduced like `mean_squared_error_kernel` (float32)."""
-    pred, true = data
+    pred, true = _per_sample_input(*data)
     pred = pred.float()
-    true = _matched_target(pred, true)
     if op.loss_type == "Smooth":
-        loss = F.smooth_l1_loss(pred, true, reduction="none", beta=op.beta)
+        loss = losses.smooth_l1_loss(true, pred, op.beta)
     elif op.loss_type == "Huber":
-        loss = F.huber_loss(pred, true, reduction="none", delta=op.beta)
+        loss = losses.huber(true, pred, op.beta)
     else:
-        loss = (pred - true).abs()
+        loss = losses.l1_loss(true, pred)
     return _loss_output(op, _reduce(op, loss))
 
 
 # ---------------------------------------------------------------------------------------------------- argmax
 def argmax_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> List[Tensor]:
     """The index of the maximum of each input along `op.axis` (counted on the whole tensor, batch axis included)."""
-    return [torch.argmax(tensor, dim=op.axis) for tensor in data]
+    return [reductions.argmax(tensor, op.axis) for tensor in data]
 
 
 KERNELS: Dict[str, Callable[[Any, Any, Dict[str, Any]], Any]] = {
