@@ -114,7 +114,9 @@ def _gradients_from_loss(op: Any, loss: Tensor, params: List[Tensor], scaler: An
 def _gradients_from_input(op: Any, gradients: Any, model: torch.nn.Module,
                           state: Dict[str, Any]) -> tuple:
     gradients = list(gradients) if isinstance(gradients, (list, tuple)) else [gradients]
-    params = trainable_parameters(model)
+    params = op.fe_backend_state.get("params")  # read once per epoch, as for a loss (TorchNetwork resets it)
+    if params is None:
+        params = op.fe_backend_state["params"] = trainable_parameters(model)
     if len(gradients) != len(params):
         every = list(model.parameters())
         if len(gradients) != len(every):

@@ -26,21 +26,25 @@ def _float_labels(labels: Tensor, images: Tensor) -> Tensor:
 
 
 def mixup_batch_kernel(op: Any, data: Sequence[Tensor], state: Dict[str, Any]) -> List[Tensor]:
-    """lam * x + (1 - lam) * x rolled by one sample, for the images and the labels."""
+    """lam * x + (1 - lam) * x rolled by one sample, for the images and the labels (one `lerp` each)."""
     images, labels = data
     labels = _float_labels(labels, images)
     beta = _beta(op, images.device)
     if op.shared_beta:
-        lam = beta.sample()
-        lam_images, lam_labels = lam, lam
+        lam_images = lam_labels = beta.sample()
     else:
         lam = beta.sample((images.shape[0], ))
-        lam_images = lam.reshape((-1, ) + (1, ) * (images.ndim - 1))
-        lam_labels = lam.reshape((-1, ) + (1, ) * (labels.ndim - 1))
-    lam_images = lam_images.to(images.dtype) if images.is_floating_point() else lam_images
-    mixed_images = lam_images * images + (1.0 - lam_images) * images.roll(1, 0)
-    mixed_labels = lam_labels.to(labels.dtype) * labels + (1.0 - lam_labels.to(labels.dtype)) * labels.roll(1, 0)
-    return [mixed_images, mixed_labels]
+        lam_images = lam.view((-1, ) + (1, ) * (images.ndim - 1))
+        lam_labels = lam_images if labels.ndim == images.ndim else lam.view((-1, ) + (1, ) * (labels.ndim - 1))
+    if images.is_floating_point():
+        if lam_images.dtype != images.dtype:
+            lam_images = lam_images.to(images.dtype)
+        mixed_images = torch.lerp(images.roll(1, 0), images, lam_images)
+    else:
+        mixed_images = lam_images * images + (1.0 - lam_images) * images.roll(1, 0)
+    if lam_labels.dtype != labels.dtype:
+        lam_labels = lam_labels.to(labels.dtype)
+    return [mixed_images, torch.lerp(labels.roll(1, 0), labels, lam_labels)]
 
 
 def cutmix_batch_kernel(op: Any, data: Sequence[Tensor], state: Dict[str, Any]) -> List[Tensor]:

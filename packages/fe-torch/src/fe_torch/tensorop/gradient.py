@@ -41,7 +41,10 @@ def gradient_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> List[
     missing gradients (unconnected sources) come back as zeros."""
     finals = data[op.num_sources:]
     if op.model is not None:
-        sources = [parameter for parameter in op.model.parameters() if parameter.requires_grad]
+        cached = op.__dict__.get("_fe_torch_parameters")
+        if cached is None or cached[0] is not op.model:  # walking the module tree every step costs more than the op
+            cached = op.__dict__["_fe_torch_parameters"] = (op.model, list(op.model.parameters()))
+        sources = [parameter for parameter in cached[1] if parameter.requires_grad]
     else:
         sources = data[:op.num_sources]
     results: List[Any] = []
