@@ -23,7 +23,7 @@ def numpy_backend():
     nb.uninstall()
 
 
-def estimator(traces=(), log_steps=None, epochs=2):
+def estimator(traces=(), log_steps=None, epochs=2, **kwargs):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, 2)).astype(np.float32)
     data = NumpyDataset({"x": x, "y": x.sum(axis=1, keepdims=True)})
@@ -32,7 +32,7 @@ def estimator(traces=(), log_steps=None, epochs=2):
                             MeanSquaredError(inputs=("y_pred", "y"), outputs="mse"),
                             UpdateOp(model=model, loss_name="mse")])
     return Estimator(pipeline=Pipeline(train_data=data, eval_data=data, batch_size=10), network=network,
-                     epochs=epochs, traces=list(traces), log_steps=log_steps)
+                     epochs=epochs, traces=list(traces), log_steps=log_steps, **kwargs)
 
 
 def test_the_bar_shows_epoch_progress_rate_and_loss_and_clears_itself():
@@ -41,7 +41,8 @@ def test_the_bar_shows_epoch_progress_rate_and_loss_and_clears_itself():
     text = stream.getvalue()
     assert "train epoch 1/2: [" in text and "4/4" in text and "eval epoch 2/2" in text
     assert "steps/s" in text and "mse " in text and "step 3" in text
-    assert text.endswith("\r\033[K")  # nothing left on the line when training ends
+    last_line = text.rstrip("\n").rsplit("\n", 1)[-1]
+    assert text.endswith("\n") and "4/4" in last_line  # a finished epoch's bar stays on screen, complete
 
 
 def test_estimator_adds_a_bar_before_the_logger_only_on_a_terminal(monkeypatch):
@@ -75,4 +76,33 @@ def test_the_bar_is_told_about_steps_only_when_it_redraws(monkeypatch):
 
     monkeypatch.setattr(progress_bar, "_make_bar", lambda total, desc, file, use_tqdm: CountingBar(total, desc, file))
     estimator(traces=[ProgressBar(file=io.StringIO(), refresh_seconds=3600)]).fit()
-    assert updates == []  # never redrawn within an hour: no per-step bookkeeping in the bar
+    assert updates == [4, 4, 4, 4]  # never redrawn within an hour: told once per epoch and mode, when it ends
+
+
+class Chatty(Logger.__mro__[1]):  # a Trace that prints mid-epoch, as BestModelSaver and friends do
+    def __init__(self):
+        super().__init__(mode="eval")
+
+    def on_batch_end(self, data):
+        print("FastEstimator-Chatty: ", end="")
+        print(f"message at batch {self.system.batch_idx}")
+
+
+@pytest.mark.parametrize("use_tqdm", [False, True])
+def test_lines_printed_while_a_bar_is_live_never_run_into_it(monkeypatch, use_tqdm):
+    """On a terminal the bar (stderr) and the log (stdout) share one screen: simulate it with one stream."""
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", screen)
+    estimator(traces=[ProgressBar(file=screen, refresh_seconds=0, use_tqdm=use_tqdm), Chatty()], log_steps=1,
+              epochs=1, eval_log_steps=[1, 2]).fit()
+    assert sys.stdout is screen  # handed back after the run
+    text = screen.getvalue()
+    for marker in ("FastEstimator-Chatty: message at batch", "FastEstimator-Train: step: 1;", "Eval Progress",
+                   "FastEstimator-Eval:"):
+        assert marker in text, marker
+    for line in text.split("\n"):
+        visible = line.rsplit("\r", 1)[-1].replace("\033[K", "")  # what remains on screen of this line
+        if "FastEstimator-" in line:
+            assert visible.lstrip().startswith(("FastEstimator-", "Eval Progress")), repr(line)
+            assert "train epoch" not in visible and "eval epoch" not in visible, repr(line)
+    assert "it/s" not in text  # one rate: fe's steps/s

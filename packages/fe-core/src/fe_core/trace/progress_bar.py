@@ -40,8 +40,53 @@ class _PlainBar:
         self.file.write("\r\033[K")
         self.file.flush()
 
-    def close(self) -> None:
+    def write_lines(self, text: str, out: TextIO) -> None:
+        """Print whole lines above the bar: clear it, print, draw it again."""
         self.clear()
+        out.write(text)
+        out.flush()
+        self.refresh()
+
+    def close(self) -> None:
+        """Leave the finished bar on its own line (as Keras and Lightning do)."""
+        self.refresh()
+        self.file.write("\n")
+        self.file.flush()
+
+
+class _TqdmBar:
+    """tqdm with one rate (fe's steps/s in the postfix; tqdm's own it/s is not shown)."""
+
+    FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]"
+    FORMAT_NO_TOTAL = "{desc}: {n_fmt} [{elapsed}{postfix}]"
+
+    def __init__(self, tqdm: Any, total: Optional[int], desc: str, file: TextIO) -> None:
+        self.tqdm = tqdm
+        self.bar = tqdm(total=total, desc=desc, file=file, leave=True, dynamic_ncols=True, mininterval=0.1,
+                        bar_format=self.FORMAT if total else self.FORMAT_NO_TOTAL)
+
+    @property
+    def n(self) -> int:
+        return self.bar.n
+
+    def update(self, count: int) -> None:
+        self.bar.update(count)
+
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+        self.bar.set_postfix_str(text, refresh=refresh)
+
+    def clear(self) -> None:
+        self.bar.clear()
+
+    def write_lines(self, text: str, out: TextIO) -> None:
+        """Print whole lines above the bar (what tqdm.write does, for this bar whatever streams are involved)."""
+        self.bar.clear()
+        out.write(text)
+        out.flush()
+        self.bar.refresh()
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def _make_bar(total: Optional[int], desc: str, file: TextIO, use_tqdm: bool) -> Any:
@@ -51,8 +96,41 @@ def _make_bar(total: Optional[int], desc: str, file: TextIO, use_tqdm: bool) -> 
         except ImportError:
             pass
         else:
-            return tqdm(total=total, desc=desc, file=file, leave=False, dynamic_ncols=True, mininterval=0.1)
+            return _TqdmBar(tqdm, total, desc, file)
     return _PlainBar(total, desc, file)
+
+
+class _LinesThroughBar:
+    """Stands in for sys.stdout while a bar is live: whole lines are printed above the bar (never over it).
+
+    Text without a newline yet is held until its line is complete, so a line printed in pieces (`print(a, end="")`,
+    then the rest) is never split by a redraw of the bar.
+    """
+
+    def __init__(self, real: TextIO, bar: Any) -> None:
+        self.real, self.bar, self.pending = real, bar, ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        cut = self.pending.rfind("\n")
+        if cut >= 0:
+            lines, self.pending = self.pending[:cut + 1], self.pending[cut + 1:]
+            self.bar.write_lines(lines, self.real)
+        return len(text)
+
+    def flush(self) -> None:
+        self.real.flush()
+
+    def finish(self) -> None:
+        if self.pending:
+            self.bar.write_lines(self.pending, self.real)
+            self.pending = ""
+
+    def isatty(self) -> bool:
+        return self.real.isatty()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
 
 
 @fe_export("fe.trace.progress_bar.ProgressBar", "fe.trace.ProgressBar")
@@ -62,7 +140,9 @@ class ProgressBar(Trace):
     The Estimator adds one automatically when standard output is a terminal (and logging is on). It uses tqdm when it
     is installed (`pip install tqdm`; the `fe` package brings it) and a plain single-line bar otherwise. Values are
     read from the device only when the bar is redrawn (at most every `refresh_seconds`), so the bar costs nothing
-    per step. The bar clears itself before the Logger prints a line.
+    per step. While a bar is live, every line printed to standard output (the Logger's lines, "Eval Progress", trace
+    messages) is printed above it, never over it; a finished epoch's bar stays on screen. The bar shows one rate:
+    fe's steps/s.
 
     Args:
         monitor_names: Keys to show (default: the network's loss keys).
@@ -103,6 +183,8 @@ class ProgressBar(Trace):
         total = self._epoch_steps()
         desc = f"{system.mode} epoch {system.epoch_idx}/{system.total_epochs}" if system.mode != "test" else "test"
         self._bar = _make_bar(total, desc, self.file or sys.stderr, self.use_tqdm)
+        self._stdout = _LinesThroughBar(sys.stdout, self._bar)
+        sys.stdout = self._stdout  # type: ignore[assignment]
         self._last_draw = time.perf_counter()
         self._steps_at_draw = 0
         self._count = 0
@@ -132,8 +214,7 @@ class ProgressBar(Trace):
         logging_now = system.mode == "train" and bool(log_steps) and (
             system.global_step % log_steps == 0 or system.global_step == 1)
         if logging_now:
-            bar.clear()  # the Logger prints a line next
-            return
+            return  # the Logger prints a line next (above the bar)
         now = time.perf_counter()
         if now - self._last_draw < self.refresh_seconds:
             return
@@ -151,8 +232,19 @@ class ProgressBar(Trace):
 
     def on_epoch_end(self, data: Data) -> None:
         if self._bar is not None:
+            self._release_stdout()
+            self._bar.update(self._count - self._bar.n)
             self._bar.close()
             self._bar = None
+
+    def _release_stdout(self) -> None:
+        proxy = getattr(self, "_stdout", None)
+        if proxy is None:
+            return
+        proxy.finish()
+        if sys.stdout is proxy:
+            sys.stdout = proxy.real
+        self._stdout = None
 
     def on_end(self, data: Data) -> None:
         self.on_epoch_end(data)
