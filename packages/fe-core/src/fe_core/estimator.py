@@ -8,6 +8,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Un
 from fe_core.allocator import keep_freed_memory, release_freed_memory
 from fe_core.containers import to_list, to_set
 from fe_core.data import Data, DSData
+from fe_core.distributed.communicator import get_communicator
 from fe_core.schedule.scheduler import Scheduler, get_current_items, get_signature_epochs
 from fe_core.summary.summary import Summary
 from fe_core.summary.system import System
@@ -63,9 +64,22 @@ _FE_CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def _history(system: System, est_path: str) -> Any:
-    """The run-history recorder of a fit/test (imported on first use: sqlite3 is not needed to import fe)."""
+    """The run-history recorder of a fit/test (imported on first use: sqlite3 is not needed to import fe); in a
+    data-parallel run only rank 0 records."""
+    if not get_communicator().is_main:
+        import contextlib  # pylint: disable=import-outside-toplevel
+        return contextlib.nullcontext()
     from fe_core.summary.history import history_context  # pylint: disable=import-outside-toplevel
     return history_context(system, est_path)
+
+
+def _counting_samples(loader: Iterable[Dict[str, Any]], system: System) -> Iterable[Dict[str, Any]]:
+    """Distributed evaluation and test: record each batch's sample count on this process (`system.batch_samples`),
+    so that logged means are weighted by samples across processes."""
+    for batch in loader:
+        system.batch_samples = next((len(value) for value in batch.values()
+                                     if getattr(value, "ndim", 0) >= 1), 1)
+        yield batch
 
 
 class _EpochPlan:
@@ -108,6 +122,11 @@ class Estimator:
         eval_log_steps: The evaluation steps at which to print progress.
         monitor_names: Extra keys to log (loss keys are logged anyway).
 
+    Started by `torchrun` (or with TF_CONFIG naming several workers), the same script trains data-parallel on the
+    framework's own engine: each process takes its part of every global batch (`batch_size` is the global batch
+    size), metrics and logged evaluation means are reduced over every process's samples, only rank 0 prints and
+    writes files, and `system.num_devices` is the number of processes (see `fe_core.distributed`).
+
     Every `fit` and `test` is recorded in the run-history database (`fe history` lists them; `record_history`
     chooses where, or turns it off).
 
@@ -147,13 +166,15 @@ class Estimator:
                                 f"{type(trace).__name__}")
         self.monitor_names: Set[str] = {name for name in to_list(monitor_names) if name is not None}
         self.filepath = _caller_file()
-        # A live progress bar when a person is watching (a terminal) and logging is on.
-        self.show_progress = log_steps is not None and sys.stdout.isatty()
+        # A live progress bar when a person is watching (a terminal) and logging is on; rank 0 only.
+        communicator = get_communicator()
+        self.show_progress = log_steps is not None and sys.stdout.isatty() and communicator.is_main
         self.traces_in_use: List[Any] = []
         self.system = System(network=network,
                              pipeline=pipeline,
                              traces=self.traces,
-                             num_devices=network.backend.num_devices(),
+                             num_devices=communicator.world_size if communicator.world_size > 1 else
+                             network.backend.num_devices(),
                              log_steps=log_steps,
                              total_epochs=epochs,
                              train_steps_per_epoch=train_steps_per_epoch,
@@ -394,6 +415,8 @@ class Estimator:
                                output_keys=plan.pipeline_keys) as loader, \
                     self.network(mode=mode, epoch=epoch, ds_id=ds_id, desired_output_keys=plan.desired_keys,
                                  eager=eager):
+                if mode != "train" and get_communicator().world_size > 1:
+                    loader = _counting_samples(loader, system)
                 self._run_batches(loader, plan, mode)
             ds_data = DSData(ds_id, end_data) if ds_id else end_data
             for trace in per_ds:

@@ -10,6 +10,9 @@ Three ways through the data, chosen once per epoch:
 
 Shuffling draws permutations from numpy's global random state, so `np.random.seed` (or restoring its state) makes
 the order reproducible.
+
+In a data-parallel run (several processes, see `fe_core.distributed`) each process takes its part of every global
+batch of one shared sample order (`_sharded_batches`; the rules are in `fe_core.distributed.sharding`).
 """
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 import numpy as np
 
 from fe_core.dataset.interleave_dataset import interleaved_steps
+from fe_core.distributed.communicator import Communicator, get_communicator
+from fe_core.distributed.sharding import check_batch_size, epoch_order_rng, global_batches, rank_batches
 from fe_core.dataset.numpy_dataset import NumpyDataset
 from fe_core.op.numpyop.batch import collate_samples, stack_values
 from fe_core.pipeline.epoch_plan import EpochPlan
@@ -57,14 +62,15 @@ def _accepts_keys(get_batch: Callable[..., Any]) -> bool:
 class _IndexStream:
     """Endless sample indices: one permutation (or arange) after another, each drawn only when it is reached."""
 
-    def __init__(self, size: int, shuffle: bool) -> None:
+    def __init__(self, size: int, shuffle: bool, rng: Any = np.random) -> None:
         self.size = size
         self.shuffle = shuffle
+        self.rng = rng
         self.order = self._next_order()
         self.position = 0
 
     def _next_order(self) -> np.ndarray:
-        return np.random.permutation(self.size) if self.shuffle else np.arange(self.size)
+        return self.rng.permutation(self.size) if self.shuffle else np.arange(self.size)
 
     def take(self, count: int) -> np.ndarray:
         end = self.position + count
@@ -133,6 +139,9 @@ class EpochLoader:
                                                             is None else len(sub.dataset) // sub.batch_size
                                                             for sub in plan.sub_plans])
         size = len(plan.dataset)
+        world = get_communicator().world_size
+        if world > 1 and not plan.native and not getattr(plan.dataset, "fe_batched", False):
+            return len(global_batches(np.arange(size), plan.batch_size or world, plan.drop_last, world, plan.where()))
         if plan.native or plan.batch_size is None or getattr(plan.dataset, "fe_batched", False):
             return size
         return size // plan.batch_size if plan.drop_last else math.ceil(size / plan.batch_size)
@@ -154,7 +163,14 @@ class EpochLoader:
         if len(plan.dataset) == 0:
             return iter(())
         plan.check_keys(dataset_keys(plan.dataset, plan.where()))
-        if getattr(plan.dataset, "fe_batched", False):
+        communicator = get_communicator()
+        if communicator.world_size > 1:
+            if getattr(plan.dataset, "fe_batched", False):
+                raise NotImplementedError(f"A dataset of whole batches (BatchDataset) in {plan.where()} cannot be "
+                                          f"split across {communicator.world_size} processes yet; use a plain "
+                                          f"dataset with the Pipeline's batch_size")
+            batches = self._sharded_batches(communicator)
+        elif getattr(plan.dataset, "fe_batched", False):
             batches = self._prebatched_batches()
         elif (plan.batch_size is not None and not plan.sample_ops and plan.default_collation
                 and callable(getattr(plan.dataset, "get_batch", None))):
@@ -278,6 +294,57 @@ class EpochLoader:
             if not batch_steps or run_steps(batch, batch_steps, state) is None:
                 yield self._select(batch)
 
+    # ------------------------------------------------------------------ data-parallel runs
+    def _sharded_batches(self, communicator: Communicator) -> Iterator[Dict[str, Any]]:
+        """This process's part of each global batch of the epoch's shared sample order.
+
+        Every process yields the same number of batches. Samples an op filters out make that process's batch smaller;
+        a batch op filtering a whole batch, or a process left with no sample for a step, is an error (the other
+        processes would wait for it forever).
+        """
+        plan = self.plan
+        dataset = plan.dataset
+        size, world, rank = len(dataset), communicator.world_size, communicator.rank
+        unbatched = plan.batch_size is None
+        batch_size = world if unbatched else plan.batch_size
+        rng = epoch_order_rng(communicator)  # the same order on every process
+        if self.steps_per_epoch is None:
+            order = rng.permutation(size) if self.shuffle else np.arange(size)
+            index_batches: Iterator[np.ndarray] = iter(global_batches(order, batch_size, plan.drop_last, world,
+                                                                      plan.where()))
+        else:
+            check_batch_size(batch_size, world, plan.where())
+            stream = _IndexStream(size, self.shuffle, rng).batches(batch_size)
+            index_batches = (next(stream) for _ in range(self.steps_per_epoch))
+        state = plan.state
+        batch_steps = compile_steps(plan.batch_ops, batched=True, timer=self.timer)
+        whole = (not unbatched and not plan.sample_ops and plan.default_collation
+                 and callable(getattr(dataset, "get_batch", None)))
+        if whole:
+            fetch = self._batch_fetcher(None if plan.load_keys is None else sorted(plan.load_keys))
+        else:
+            getitem = self._wrap("<Fetch sample>", "sample", dataset.__getitem__)
+            sample_steps = compile_steps(plan.sample_ops, batched=False, timer=self.timer)
+            collate = self._collator()
+        for indices in rank_batches(index_batches, world, rank):
+            if whole:
+                batch = fetch(indices)
+            else:
+                kept, kept_indices = [], []
+                for index in indices.tolist():
+                    sample = dict(getitem(index))
+                    if not sample_steps or run_steps(sample, sample_steps, state) is None:
+                        kept.append(sample)
+                        kept_indices.append(index)
+                if not kept:
+                    raise ValueError(f"Every sample of process {rank}'s batch in {plan.where()} was filtered out; in "
+                                     f"a run of {world} processes each process needs a sample every step")
+                batch = kept[0] if unbatched else collate(kept, kept_indices)
+            if batch_steps and run_steps(batch, batch_steps, state) is not None:
+                raise ValueError(f"A batch op filtered out a whole batch in {plan.where()}; in a run of {world} "
+                                 f"processes every process must run every step")
+            yield self._select(batch)
+
     # ------------------------------------------------------------------ datasets of whole batches
     def _prebatched_batches(self) -> Iterator[Dict[str, Any]]:
         """A dataset whose items are lists of samples (BatchDataset): per-sample ops on each, collate, batch ops."""
@@ -326,9 +393,16 @@ class EpochLoader:
                 return
 
     # ------------------------------------------------------------------ interleaved datasets
+    def _interleaved_check(self) -> None:
+        world = get_communicator().world_size
+        if world > 1:
+            raise NotImplementedError(f"An InterleaveDataset in {self.plan.where()} cannot be split across {world} "
+                                      f"processes yet")
+
     def _interleaved_batches(self) -> Iterator[Dict[str, Any]]:
         """Follow an InterleaveDataset's pattern, taking each step's batch from that member's own epoch loader
         (its own ds_id ops and batch size; incomplete batches dropped)."""
+        self._interleaved_check()
         plan = self.plan
         endless = self.steps_per_epoch is not None
         for sub in plan.sub_plans:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 from fe_core.framework.registry import loaded_backends
 from fe_core.containers import to_list
+from fe_core.distributed.communicator import get_communicator
 from fe_core.summary.summary import Summary
 from fe_core.export import fe_export
 
@@ -61,9 +62,13 @@ class System:
         ds_id: The current dataset id.
         exp_id: A unique 64-bit identifier of the current experiment.
         global_step: How many training steps have elapsed (None before the first).
-        num_devices: How many accelerators training uses.
+        num_devices: How many accelerators training uses; in a data-parallel run, the number of processes training
+            together (each drives one device; `global_step` then counts steps of the whole group, each consuming one
+            global batch of the Pipeline's `batch_size` samples).
         log_steps: Log every n steps (0 disables train logging, None disables all logging).
         total_epochs: How many epochs training is expected to run for.
+        batch_samples: In a data-parallel evaluation or test, how many samples the current batch has on this
+            process (None otherwise).
         epoch_idx: The current epoch (counting from 1; 0 before training).
         batch_idx: The current batch within the epoch (counting from 1; None before the first).
         stop_training: Set it to True to end training early.
@@ -137,6 +142,7 @@ class System:
         self.summary = Summary(None, system_config)
         self.experiment_time = ""
         self.custom_graphs = {}
+        self.batch_samples: Optional[int] = None
         self._initialize_state()
 
     @property
@@ -300,9 +306,22 @@ class System:
         if self.pipeline is not None and callable(getattr(self.pipeline, "get_state", None)):
             state["pipeline"] = self.pipeline.get_state()  # the position inside an epoch (for mid-epoch resume)
         state["rng"] = capture_rng_state()
+        # A data-parallel run: every rank's random state and trace state go into rank 0's checkpoint, which only
+        # rank 0 writes (weights are the same on every rank); the others wait until it is complete.
+        communicator = get_communicator()
+        if communicator.world_size > 1:
+            from fe_core.distributed.rank_state import gather_rank_states
+            state["ranks"] = gather_rank_states({"rng": state["rng"], "traces": state["traces"]}, communicator)
+            if not communicator.is_main:
+                communicator.barrier()
+                return
         system = {name: getattr(self, name) for name in PLAIN_ATTRIBUTES}
         system["eval_log_steps"] = [list(self.eval_log_steps[0]), self.eval_log_steps[1]]
-        write_checkpoint(save_dir, system=system, state=state, save_models=self._save_models, codec=codec)
+        try:
+            write_checkpoint(save_dir, system=system, state=state, save_models=self._save_models, codec=codec)
+        finally:
+            if communicator.world_size > 1:
+                communicator.barrier()
 
     def _check_checkpoint(self, checkpoint: "Checkpoint") -> None:
         from fe_core.checkpoint.object_state import check_object_states
@@ -431,8 +450,10 @@ class System:
         from fe_core.checkpoint.checkpoint_dir import read_checkpoint
         from fe_core.checkpoint.object_state import set_object_state, set_object_states, stateful_objects
         from fe_core.checkpoint.rng_state import restore_rng_state
+        from fe_core.distributed.rank_state import rank_entry
         checkpoint = read_checkpoint(load_dir)
         self._check_checkpoint(checkpoint)
+        own = rank_entry(checkpoint.state.get("ranks"), load_dir)  # this rank's random and trace state, if several
         self._load_models(checkpoint)  # the step most likely to fail: first, and undone if it does
         saved = checkpoint.system
         for name in STATE_ATTRIBUTES:
@@ -443,7 +464,7 @@ class System:
         self.summary.history = state["summary"].history
         self.custom_graphs = state["custom_graphs"]
         for entry, items in self._object_lists():
-            set_object_states(items, state[entry])
+            set_object_states(items, own["traces"] if own is not None and entry == "traces" else state[entry])
         datasets = self._datasets()
         for mode, sets in state["ds"].items():
             for ds_id, states in sets.items():
@@ -452,4 +473,4 @@ class System:
                         set_object_state(dataset, dataset_state)
         if "pipeline" in state and callable(getattr(self.pipeline, "set_state", None)):
             self.pipeline.set_state(state["pipeline"])
-        restore_rng_state(state["rng"])
+        restore_rng_state(own["rng"] if own is not None else state["rng"])

@@ -13,6 +13,8 @@ import numpy as np
 
 from fe_core.containers import to_set
 from fe_core.data import Data, DSData
+from fe_core.distributed.communicator import get_communicator
+from fe_core.distributed.reduce import weighted_means
 from fe_core.trace.trace import Trace
 from fe_core.export import fe_export
 
@@ -111,25 +113,36 @@ class TrainEssential(Trace):
 
 
 class _EpochMeanEssential(Trace):
-    """Collects monitored keys per dataset over an epoch and logs their means at the epoch's end."""
+    """Collects monitored keys per dataset over an epoch and logs their means at the epoch's end.
+
+    In a data-parallel run each batch's value is weighted by its number of samples and the sums are reduced over
+    every process, so a logged loss is the mean over all samples, not a mean of the processes' means.
+    """
 
     def __init__(self, monitor_names: Union[None, str, Iterable[str]], mode: str, outputs: List[str]) -> None:
         super().__init__(inputs=_sorted_names(monitor_names), mode=mode, outputs=outputs)
         self._results: DefaultDict[str, DefaultDict[str, List[Any]]] = defaultdict(lambda: defaultdict(list))
+        self._samples: DefaultDict[str, DefaultDict[str, List[int]]] = defaultdict(lambda: defaultdict(list))
 
     def on_epoch_begin(self, data: Data) -> None:
         self._results = defaultdict(lambda: defaultdict(list))
+        self._samples = defaultdict(lambda: defaultdict(list))
 
     def _collect(self, data: Data, ds_id: str) -> None:
         results = self._results
         for key in self.inputs:
             if key in data:
                 results[key][ds_id].append(data[key])
+                if self.system.batch_samples is not None:
+                    self._samples[key][ds_id].append(self.system.batch_samples)
 
     def on_batch_end(self, data: Data) -> None:
         self._collect(data, self.system.ds_id)
 
     def on_epoch_end(self, data: Data) -> None:
+        if get_communicator().world_size > 1:
+            self._write_global_means(data)
+            return
         for key, per_ds in self._results.items():
             every: List[Any] = []
             for ds_id, values in per_ds.items():
@@ -137,6 +150,28 @@ class _EpochMeanEssential(Trace):
                     DSData(ds_id, data).write_with_log(key, self._mean(key, ds_id, values))
                 every.extend(values)
             data.write_with_log(key, self._mean(key, None, every))
+
+    def _write_global_means(self, data: Data) -> None:
+        """Sample-weighted means over every process (each rank lists the same keys and ds_ids, in sorted order)."""
+        entries = []
+        for key in sorted(self._results):
+            per_ds = self._results[key]
+            totals: Dict[str, Tuple[Any, float]] = {}
+            for ds_id in sorted(per_ds):
+                values = np.asarray(per_ds[ds_id], dtype=np.float64)
+                weights = np.asarray(self._samples[key][ds_id] or [1] * len(values), dtype=np.float64)
+                if len(weights) != len(values):
+                    weights = np.ones(len(values))
+                total = np.tensordot(weights, values, axes=(0, 0))
+                totals[ds_id] = (total, float(weights.sum()))
+                if ds_id != "":
+                    entries.append((key, ds_id, total, float(weights.sum())))
+            every = sum(total for total, _ in totals.values())
+            entries.append((key, None, every, sum(count for _, count in totals.values())))
+        means = weighted_means([(key, total, count) for key, _, total, count in entries])
+        for (key, ds_id, _, _), mean in zip(entries, means):
+            target = DSData(ds_id, data) if ds_id is not None else data
+            target.write_with_log(key, mean)
 
     def _mean(self, key: str, ds_id: Union[None, str], values: List[Any]) -> Any:
         try:

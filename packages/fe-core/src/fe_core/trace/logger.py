@@ -8,6 +8,7 @@ import numpy as np
 from natsort import humansorted
 
 from fe_core.data import Data
+from fe_core.distributed.communicator import is_main_process
 from fe_core.summary.summary import ValWithError
 from fe_core.trace.trace import Trace
 from fe_core.export import fe_export
@@ -35,6 +36,9 @@ class Logger(Trace):
     progress lines at the eval log steps, with ` (ds_id)` after 'Eval Progress' for a named dataset. An array value
     with more than one element is printed after the line as `\\nkey:\\n[...];`. Every logged value (and the epoch, on
     epoch lines) is also written into the Summary through `system.write_summary`.
+
+    In a data-parallel run every rank records its Summary but only rank 0 prints. Training step lines show rank 0's
+    values of its own part of the global batch; epoch-end evaluation and test values are over every rank's samples.
 
     Please don't add this trace to an Estimator yourself: the Estimator adds it unless `log_steps` is None.
 
@@ -119,4 +123,5 @@ class Logger(Trace):
                 else:
                     parts.append(f"{key}: {str(val)}; ")
             system.write_summary(key, val)
-        print("".join(parts).strip() + "".join(deferred))
+        if is_main_process():  # every rank records its Summary; only rank 0 of a data-parallel run prints
+            print("".join(parts).strip() + "".join(deferred))

@@ -7,6 +7,7 @@ import shutil
 from typing import Any, Dict, List, Optional, Union
 
 from fe_core.data import Data
+from fe_core.distributed.communicator import get_communicator
 from fe_core.trace.freq import Freq, parse_freq
 from fe_core.trace.trace import Trace
 from fe_core.export import fe_export
@@ -31,6 +32,10 @@ class RestoreWizard(Trace):
     never counted again), and the previous one is used. Restoring is all or nothing; a checkpoint restores the run's
     state (weights, counters, statistics, random states), never the script's configuration (file names,
     directories, epochs, hyperparameters).
+
+    In a data-parallel run (torchrun, several TF workers) rank 0 writes the checkpoints, holding every rank's random
+    and trace state, while the other ranks wait; every rank restores from the same directory (on several machines it
+    must be shared storage), so the run resumes exactly with the same number of processes.
 
     Args:
         directory: Where to keep the checkpoints.
@@ -79,22 +84,27 @@ class RestoreWizard(Trace):
 
     def on_begin(self, data: Data) -> None:
         """Restore the newest good checkpoint, if any (the Estimator calls this before any other trace's on_begin)."""
+        communicator = get_communicator()
+        main = communicator.is_main
         for name in sorted(os.listdir(self.directory)) if os.path.isdir(self.directory) else []:
             path = os.path.join(self.directory, name)
-            if _CHECKPOINT_NAME.match(name) and os.path.islink(path):
+            if _CHECKPOINT_NAME.match(name) and os.path.islink(path) and main:
                 print(f"FastEstimator-RestoreWizard: ignoring {path}: a symbolic link is never read as a checkpoint")
         for path in self.checkpoints():
             try:
                 self.system.load_state(path)
             except Exception as error:  # pylint: disable=broad-except  (any damage means: use an older checkpoint)
-                aside = self._set_aside(path)
-                print(f"FastEstimator-RestoreWizard: refusing checkpoint {path} ({type(error).__name__}: {error}); "
-                      f"kept as {aside}")
+                if main:
+                    aside = self._set_aside(path)
+                    print(f"FastEstimator-RestoreWizard: refusing checkpoint {path} ({type(error).__name__}: "
+                          f"{error}); kept as {aside}")
                 continue
-            print(f"FastEstimator-RestoreWizard: restored {path} (epoch {self.system.epoch_idx}, step "
-                  f"{self.system.global_step})")
+            if main:
+                print(f"FastEstimator-RestoreWizard: restored {path} (epoch {self.system.epoch_idx}, step "
+                      f"{self.system.global_step})")
             self.system.mode = "train"  # fit() begins in train mode, whichever phase the checkpoint was taken in
-            return
+            break
+        communicator.barrier()  # no rank starts (or renames a refused checkpoint) before every rank has read
 
     def _set_aside(self, path: str) -> str:
         """Rename a refused checkpoint to `refused-step-N[-k]` so it is neither used, counted nor overwritten."""
@@ -124,8 +134,12 @@ class RestoreWizard(Trace):
 
     def _save(self) -> None:
         path = os.path.join(self.directory, f"step-{self.system.global_step or 0}")
-        os.makedirs(self.directory, exist_ok=True)
-        self.system.save_state(path)
+        main = get_communicator().is_main
+        if main:
+            os.makedirs(self.directory, exist_ok=True)
+        self.system.save_state(path)  # in a data-parallel run: a collective, rank 0 writes, the others wait
+        if not main:
+            return
         for old in self.checkpoints()[self.keep:]:
             shutil.rmtree(old, ignore_errors=True)
 

@@ -22,6 +22,8 @@ import numpy as np
 
 from fe_core.containers import to_list
 from fe_core.data import Data, DSData
+from fe_core.distributed.communicator import get_communicator
+from fe_core.distributed.reduce import gather_stats
 from fe_core.modes import ds_id_matches
 from fe_core.trace.trace import PerDSTrace
 
@@ -89,6 +91,10 @@ class StatMetric(PerDSTrace):
         per_ds: Also log `<output>|<ds_id>` for each named dataset. Automatically False when an output name contains
             '|'.
 
+    In a data-parallel run each process accumulates the statistics of its own samples; at the end of each dataset
+    (and of the epoch) every process's statistics are gathered and merged with `merge_stats`, so the logged value is
+    the one a single process computes from all the samples, each counted once.
+
     Attributes:
         stats: The statistics of the current epoch per ds_id ('' for an unnamed dataset).
     """
@@ -107,6 +113,7 @@ class StatMetric(PerDSTrace):
                 raise TypeError(f"{type(self).__name__} output names must be strings, got {name!r}")
         self.per_ds = bool(per_ds) and not any("|" in name for name in self.outputs)
         self.stats: Dict[str, Stats] = {}
+        self.reduced: List[str] = []  # ds_ids whose statistics already hold every process's samples
 
     @property
     def output_name(self) -> str:
@@ -133,6 +140,7 @@ class StatMetric(PerDSTrace):
     # ------------------------------------------------------------------ hooks
     def on_epoch_begin(self, data: Data) -> None:
         self.stats = {}
+        self.reduced = []
 
     def on_batch_end(self, data: Data) -> None:
         ds_id = self.system.ds_id
@@ -165,11 +173,28 @@ class StatMetric(PerDSTrace):
 
     def on_ds_end(self, data: Data) -> None:
         ds_id = self.system.ds_id
+        if get_communicator().world_size > 1:
+            self.reduce_across_ranks([ds_id])
         if self.per_ds and ds_id:
             self._write(data, self.compute(self.merged([ds_id])), ds_id)
 
     def on_epoch_end(self, data: Data) -> None:
+        if get_communicator().world_size > 1:
+            self.reduce_across_ranks(None)
         self._write(data, self.compute(self.merged(list(self.stats))), "")
+
+    def reduce_across_ranks(self, ds_ids: Optional[Sequence[str]]) -> None:
+        """Replace the statistics of `ds_ids` (None: every ds_id not reduced yet) by those of every process.
+
+        A collective: every process calls it at the same point.
+        """
+        wanted = list(self.stats) if ds_ids is None else list(ds_ids)
+        local = {ds_id: {name: joined(value) for name, value in self.stats[ds_id].items()}
+                 for ds_id in wanted if ds_id in self.stats and ds_id not in self.reduced}
+        for ds_id, parts in gather_stats(local).items():
+            if ds_id not in self.reduced:
+                self.stats[ds_id] = merge_stats(parts, self.reductions)
+                self.reduced.append(ds_id)
 
     # ------------------------------------------------------------------ helpers
     def _write(self, data: Data, value: Any, ds_id: str) -> None:

@@ -7,6 +7,8 @@ import numpy as np
 
 from fe_core.containers import to_list
 from fe_core.data import Data, DSData
+from fe_core.distributed.communicator import get_communicator
+from fe_core.distributed.reduce import gather_stats
 from fe_core.modes import ds_id_matches
 from fe_core.trace.metric._confusion import confusion_counts, merge_confusions, to_class_indices
 from fe_core.trace.trace import PerDSTrace
@@ -46,6 +48,9 @@ class ConfusionMetric(PerDSTrace):
             number of classes is the prediction's class axis (2 for binary scores), grown to fit any larger index.
         from_logits: Whether single-score predictions are logits (threshold 0) instead of probabilities (0.5).
 
+    In a data-parallel run each process counts its own samples; at the end of each dataset (and of the epoch) the
+    matrices of every process are summed, so the metric equals a single process's on the same samples.
+
     Attributes:
         confusions: The counts of the current epoch, per ds_id ('' for an unnamed dataset).
         binary: Per ds_id, whether every prediction so far was a single binary score.
@@ -72,6 +77,7 @@ class ConfusionMetric(PerDSTrace):
         self.from_logits = from_logits
         self.confusions: Dict[str, np.ndarray] = {}
         self.binary: Dict[str, bool] = {}
+        self.reduced: List[str] = []  # ds_ids whose counts already hold every process's samples
 
     @property
     def true_key(self) -> str:
@@ -105,6 +111,7 @@ class ConfusionMetric(PerDSTrace):
     def on_epoch_begin(self, data: Data) -> None:
         self.confusions = {}
         self.binary = {}
+        self.reduced = []
 
     def on_batch_end(self, data: Data) -> None:
         ds_id = self.system.ds_id
@@ -133,6 +140,8 @@ class ConfusionMetric(PerDSTrace):
 
     def on_ds_end(self, data: Data) -> None:
         ds_id = self.system.ds_id
+        if get_communicator().world_size > 1:
+            self.reduce_across_ranks([ds_id])
         if self.per_ds and ds_id:
             value = self._result([ds_id])
             if isinstance(data, DSData):  # the Estimator's per-dataset view adds the '|ds_id' itself
@@ -141,7 +150,23 @@ class ConfusionMetric(PerDSTrace):
                 data.write_with_log(f"{self.output_name}|{ds_id}", value)
 
     def on_epoch_end(self, data: Data) -> None:
+        if get_communicator().world_size > 1:
+            self.reduce_across_ranks(None)
         data.write_with_log(self.output_name, self._result(list(self.confusions)))
+
+    def reduce_across_ranks(self, ds_ids: Optional[List[str]]) -> None:
+        """Replace the counts of `ds_ids` (None: every ds_id not reduced yet) by the sum over every process.
+
+        A collective: every process calls it at the same point.
+        """
+        wanted = list(self.confusions) if ds_ids is None else ds_ids
+        local = {ds_id: {"confusion": self.confusions[ds_id], "binary": np.array(self.binary[ds_id])}
+                 for ds_id in wanted if ds_id in self.confusions and ds_id not in self.reduced}
+        for ds_id, parts in gather_stats(local).items():
+            if ds_id not in self.reduced:
+                self.confusions[ds_id] = merge_confusions([part["confusion"] for part in parts])
+                self.binary[ds_id] = all(bool(part["binary"]) for part in parts)
+                self.reduced.append(ds_id)
 
     def compute(self, confusion: np.ndarray, binary: bool) -> Any:
         """The metric's value from a confusion matrix.
