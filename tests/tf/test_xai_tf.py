@@ -57,3 +57,36 @@ def test_saliency_trace_uses_fixed_samples_and_tf_tensors_never_leak():
     with pytest.raises(ValueError, match="samples"):
         Saliency(_top_left_model(), "x", "y", samples=0)
     assert tf.executing_eagerly()
+
+
+def test_grad_cam_and_eigen_cam_from_a_keras_cnn_with_fe_backend_gradients():
+    from fe_core.backend import get_gradient
+    from fe_core.trace.xai import EigenCAM, GradCAM
+    inputs = keras.Input((8, 8, 1))
+    conv = keras.layers.Conv2D(4, 3, padding="same", activation="relu", name="conv")(inputs)
+    dense = keras.layers.Dense(2)
+    logits = dense(keras.layers.GlobalAveragePooling2D()(conv))
+    model = keras.Model(inputs, [logits, conv])
+    dense.set_weights([np.ones((4, 2), np.float32), np.zeros(2, np.float32)])  # every channel raises class 0
+    images = np.zeros((2, 8, 8, 1), dtype=np.float32)
+    images[:, :3, :3] = 1.0
+    x = tf.constant(images)
+    with tf.GradientTape(persistent=True) as tape:
+        scores, features = model(x, training=False)
+        score = tf.reduce_sum(scores[:, 0])
+    grads = get_gradient(score, features, tape=tape)
+    del tape
+    grads = (grads * tf.cast(features > 0, grads.dtype)).numpy()  # gradients only where the layer is active
+    system = System(network=type("Net", (), {"backend": type("B", (), {"name": "tf"})()})(), pipeline=None,
+                    traces=[], mode="eval", ds_id="")
+    system.epoch_idx = 1
+    for trace, key, value in ((GradCAM(images="x", grads="g"), "g", grads),
+                              (EigenCAM(images="x", activations="g", n_components=1), "g", features.numpy())):
+        trace.system = system
+        trace.on_epoch_begin(Data())
+        trace.on_batch_end(Data({"x": images, key: value}))
+        trace.on_epoch_end(Data())
+        heat = trace.last_overlays[0]
+        assert heat.shape == (2, 8, 8, 3)
+        redness = heat[..., 0] - heat[..., 2]  # hot (red) minus cold (blue)
+        assert redness[:, :4, :4].max() > 0.2 and redness[:, 5:, 5:].max() < 0, type(trace).__name__

@@ -39,6 +39,8 @@ class DisplayTrace(Trace):
             raise ValueError(f"{type(self).__name__} batch_limit must be a positive integer or None, got {batch_limit}")
         self.frequency_arg = frequency
         self.frequency: Freq = parse_freq(frequency) if frequency is not None else Freq(True, 0)
+        # following the log steps, the training batch hook matters only on log steps: let the Estimator skip the rest
+        self.fe_log_steps_only = frequency is None
         self.save_dir = save_dir
         self.title = title
         self.batch_limit = batch_limit
