@@ -5,6 +5,8 @@ import numbers
 import re
 from typing import NamedTuple, Union
 
+from fe_core.export import fe_export
+
 __all__ = ["Freq", "parse_freq"]
 
 _FREQ_PATTERN = re.compile(r"^([0-9]+)([se])$")
@@ -23,6 +25,7 @@ class Freq(NamedTuple):
     freq: int
 
 
+@fe_export("fe.trace.trace.parse_freq")
 def parse_freq(freq: Union[None, str, int]) -> Freq:
     """Convert a user's frequency argument into a `Freq`.
 

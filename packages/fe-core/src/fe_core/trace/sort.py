@@ -5,6 +5,7 @@ import heapq
 from typing import Dict, Iterable, List, Set, Union
 
 from fe_core.containers import to_set
+from fe_core.export import fe_export
 from fe_core.trace.essential import EvalEssential, TestEssential, TrainEssential
 from fe_core.trace.trace import Trace
 
@@ -13,6 +14,7 @@ __all__ = ["sort_traces"]
 _ESSENTIALS = (TrainEssential, EvalEssential, TestEssential)
 
 
+@fe_export("fe.trace.trace.sort_traces", "fe.trace.sort_traces")
 def sort_traces(traces: List[Trace],
                 ds_ids: Union[None, str, List[str]],
                 available_outputs: Union[None, str, Iterable[str]] = None) -> List[Trace]:
