@@ -1,8 +1,8 @@
 """The TensorFlow kernels of fe's generic TensorOps: model call, gradients and update, losses, argmax.
 
 Each kernel has the contract of `TensorOp.forward(data, state)` and runs eagerly or inside the Network's
-`tf.function`. Losses follow Keras 3 semantics (`keras.losses` functions) and return one value per sample unless
-`average_loss`; predictions in float16 (mixed precision) are cast to float32 first.
+`tf.function`. Losses are computed by fe.backend's TensorFlow functions (`fe_tf.backend`, Keras 3 semantics) and
+return one value per sample unless `average_loss`; predictions in float16 (mixed precision) are computed in float32.
 
 Gradient accumulation (`UpdateOp(merge_grad=n)`): per-step gradients are added to accumulator variables that the
 Network creates before tracing (`prepare_accumulators`); the Network decides in Python, per step, whether this is the
@@ -16,6 +16,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 import keras
 import tensorflow as tf
 
+from fe_tf.backend import crossentropy, losses, reductions
 from fe_tf.precision import is_loss_scaled, loss_scale, scale_loss, to_full_precision
 
 __all__ = ["TFKernels", "prepare_accumulators", "accumulator_key"]
@@ -69,26 +70,11 @@ def prepare_accumulators(op: Any, strategy: Optional[tf.distribute.Strategy] = N
     backend_state.setdefault("count", 0)
 
 
-def _class_weight_table(class_weights: Dict[int, float], num_classes: int) -> tf.Tensor:
-    size = max(num_classes, max(class_weights) + 1 if class_weights else 0)
-    table = [1.0] * size
-    for label, weight in class_weights.items():
-        table[int(label)] = float(weight)
-    return tf.constant(table, dtype=tf.float32)
-
-
 def _per_sample_mean(value: tf.Tensor) -> tf.Tensor:
     rank = value.shape.rank
     if rank is None or rank <= 1:
         return value
     return tf.reduce_mean(value, axis=list(range(1, rank)))
-
-
-def _match_target(y_true: Any, y_pred: tf.Tensor) -> tf.Tensor:
-    y_true = tf.cast(y_true, y_pred.dtype)
-    if y_true.shape.rank != y_pred.shape.rank:
-        y_true = tf.reshape(y_true, tf.shape(y_pred))
-    return y_true
 
 
 class TFKernels:
@@ -221,63 +207,49 @@ class TFKernels:
         return merged
 
     # ------------------------------------------------------------------ losses
+    # The math is fe.backend's (fe_tf.backend.crossentropy / losses); these kernels pick the form and reduce.
     def kernel_cross_entropy(self, op: Any, data: Sequence[Any], state: Dict[str, Any]) -> tf.Tensor:
-        """Binary, categorical or sparse categorical cross entropy (picked by `op.infer_form`)."""
+        """Binary, categorical or sparse categorical cross entropy (picked by `op.infer_form`), float32.
+
+        Binary losses are averaged over the last axis (as Keras does); the others have no class axis left.
+        """
         y_pred, y_true = data
-        y_pred = to_full_precision(tf.convert_to_tensor(y_pred))
+        y_pred = tf.convert_to_tensor(y_pred)
         y_true = tf.convert_to_tensor(y_true)
         form = op.infer_form(tuple(y_pred.shape), tuple(y_true.shape))
-        labels: Optional[tf.Tensor] = None
+        weights = op.class_weights or None
         if form == "binary":
             if y_pred.shape.rank == 1:
                 y_pred = y_pred[:, tf.newaxis]
-            y_true = _match_target(y_true, y_pred)
-            loss = keras.losses.binary_crossentropy(y_true, y_pred, from_logits=op.from_logits)
-            if op.class_weights and y_true.shape[-1] == 1:
-                labels = tf.cast(tf.round(y_true[..., 0]), tf.int32)
-            num_classes = 2
+            loss = tf.reduce_mean(crossentropy.binary_crossentropy(y_pred, y_true, op.from_logits, False, weights),
+                                  axis=-1)
         elif form == "categorical":
-            y_true = tf.cast(y_true, y_pred.dtype)
-            loss = keras.losses.categorical_crossentropy(y_true, y_pred, from_logits=op.from_logits)
-            if op.class_weights:
-                labels = tf.argmax(y_true, axis=-1, output_type=tf.int32)
-            num_classes = int(y_pred.shape[-1])
+            loss = crossentropy.categorical_crossentropy(y_pred, y_true, op.from_logits, False, weights)
         else:
-            if y_true.shape.rank == y_pred.shape.rank:
-                y_true = tf.squeeze(y_true, axis=-1)
-            loss = keras.losses.sparse_categorical_crossentropy(y_true, y_pred, from_logits=op.from_logits)
-            if op.class_weights:
-                labels = tf.cast(y_true, tf.int32)
-            num_classes = int(y_pred.shape[-1])
-        if labels is not None:
-            loss = loss * tf.gather(_class_weight_table(op.class_weights, num_classes), labels)
+            loss = crossentropy.sparse_categorical_crossentropy(y_pred, y_true, op.from_logits, False, weights)
+        return tf.reduce_mean(loss) if op.average_loss else loss
+
+    @staticmethod
+    def _regression_loss(op: Any, data: Sequence[Any], per_element: Any) -> tf.Tensor:
+        y_pred, y_true = data
+        y_pred = to_full_precision(tf.convert_to_tensor(y_pred))
+        if y_pred.shape.rank == 1:  # fe.backend's losses average the last axis: keep one value per sample
+            y_pred, y_true = y_pred[:, tf.newaxis], tf.reshape(y_true, (-1, 1))
+        loss = _per_sample_mean(per_element(y_true, y_pred))
         return tf.reduce_mean(loss) if op.average_loss else loss
 
     def kernel_mean_squared_error(self, op: Any, data: Sequence[Any], state: Dict[str, Any]) -> tf.Tensor:
         """Squared error, averaged over the non-batch axes (and the batch if `average_loss`)."""
-        y_pred, y_true = data
-        y_pred = to_full_precision(tf.convert_to_tensor(y_pred))
-        y_true = _match_target(y_true, y_pred)
-        loss = _per_sample_mean(tf.square(y_pred - y_true))
-        return tf.reduce_mean(loss) if op.average_loss else loss
+        return self._regression_loss(op, data, losses.mean_squared_error)
 
     def kernel_l1_loss(self, op: Any, data: Sequence[Any], state: Dict[str, Any]) -> tf.Tensor:
         """Absolute error ('L1'), smooth L1 ('Smooth', threshold `beta`) or Huber ('Huber', delta `beta`)."""
-        y_pred, y_true = data
-        y_pred = to_full_precision(tf.convert_to_tensor(y_pred))
-        y_true = _match_target(y_true, y_pred)
-        error = tf.abs(y_pred - y_true)
-        beta = tf.cast(op.beta, error.dtype)
         if op.loss_type == "L1":
-            loss = error
-        elif op.loss_type == "Smooth":
-            loss = tf.where(error < beta, 0.5 * tf.square(error) / beta, error - 0.5 * beta)
-        else:
-            loss = tf.where(error <= beta, 0.5 * tf.square(error), beta * (error - 0.5 * beta))
-        loss = _per_sample_mean(loss)
-        return tf.reduce_mean(loss) if op.average_loss else loss
+            return self._regression_loss(op, data, losses.l1_loss)
+        per_element = losses.smooth_l1_loss if op.loss_type == "Smooth" else losses.huber
+        return self._regression_loss(op, data, lambda y_true, y_pred: per_element(y_true, y_pred, op.beta))
 
     # ------------------------------------------------------------------ small ops
     def kernel_argmax(self, op: Any, data: List[Any], state: Dict[str, Any]) -> List[tf.Tensor]:
         """The index of the maximum of each input along `op.axis`."""
-        return [tf.argmax(value, axis=op.axis) for value in data]
+        return [reductions.argmax(value, op.axis) for value in data]
