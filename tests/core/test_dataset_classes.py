@@ -286,3 +286,33 @@ def test_fe_data_loader_batches_steps_and_postprocess():
     assert batched.get_batch_size() == 3 and [len(b["x"]) for b in batched] == [3, 3]
     sampler = iter(InfiniteSampler(range(3), shuffle=True))
     assert sorted(next(sampler) for _ in range(3)) == [0, 1, 2]
+
+
+def test_labeled_dir_images_read_per_batch_equal_per_sample_reads(tmp_path):
+    import cv2
+    from fe_core.op.numpyop.univariate.read_image import ReadImage
+    rng = np.random.default_rng(0)
+    for index in range(5):
+        folder = tmp_path / f"class{index % 2}"
+        folder.mkdir(exist_ok=True)
+        cv2.imwrite(str(folder / f"{index}.png"), rng.integers(0, 255, (4, 5, 3), dtype=np.uint8))
+    ds = LabeledDirDataset(str(tmp_path))
+    assert callable(ds.get_batch)
+    gathered = ds.get_batch(np.array([4, 0]), keys=["y"])
+    assert list(gathered) == ["y"] and gathered["y"].tolist() == [1, 0]
+    for flag, channels in (("color", 3), ("gray", 1)):
+        pipeline = Pipeline(eval_data=ds, batch_size=2, ops=[ReadImage("x", "x", color_flag=flag)])
+        with pipeline(mode="eval", epoch=1) as loader:
+            batches = list(loader)
+        assert [batch["x"].shape for batch in batches] == [(2, 4, 5, channels)] * 2 + [(1, 4, 5, channels)]
+        reader = ReadImage("x", "x", color_flag=flag)
+        for position in range(5):
+            expected = reader.forward([ds[position]["x"]], {})[0]
+            np.testing.assert_array_equal(batches[position // 2]["x"][position % 2], expected)
+        assert np.concatenate([batch["y"] for batch in batches]).tolist() == [ds[i]["y"] for i in range(5)]
+
+
+def test_datasets_that_compute_their_samples_offer_no_get_batch(tmp_path):
+    root = make_tree(tmp_path, {f"c{c}/{i}.png": b"" for c in range(2) for i in range(2)})
+    assert SiameseDirDataset(root).get_batch is None
+    assert callable(DirDataset(root).get_batch)

@@ -11,7 +11,7 @@ re-shuffles) draws from numpy's global random state, which the Pipeline records 
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -376,6 +376,25 @@ class InMemoryDataset(FEDataset):
     def keys(self) -> List[str]:
         """The keys of the first sample."""
         return list(self.data[0]) if self.data else []
+
+    @property
+    def get_batch(self) -> Optional[Callable[..., Dict[str, Any]]]:
+        """`get_batch(indices, keys=None)`: many samples at once, each key stacked into one array (as the Pipeline's
+        default collation stacks them), which lets the Pipeline gather whole batches when no op runs per sample.
+
+        None for subclasses whose `__getitem__` computes samples (the stored dicts are then not the samples).
+        """
+        if type(self).__getitem__ is not InMemoryDataset.__getitem__:
+            return None
+        return self._gather
+
+    def _gather(self, indices: Union[Sequence[int], np.ndarray], keys: Optional[Iterable[str]] = None
+                ) -> Dict[str, Any]:
+        from fe_core.op.numpyop.batch import stack_values
+        data = self.data
+        rows = [data[index] for index in np.asarray(indices).tolist()]
+        names = list(rows[0]) if keys is None else [key for key in keys if key in rows[0]]
+        return {key: stack_values(key, [row[key] for row in rows]) for key in names}
 
     def _clone_with(self, data: Dict[int, Dict[str, Any]]) -> "InMemoryDataset":
         """A new dataset of this class sharing this one's configuration, holding `data`."""
