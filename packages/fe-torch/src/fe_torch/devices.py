@@ -18,12 +18,16 @@ NUMERIC_KINDS = "biufc"  #: numpy dtype kinds that become tensors (not strings, 
 
 
 def default_device() -> torch.device:
-    """The device fe trains on: `cuda:0` when CUDA is available, else the CPU.
+    """The device fe trains on: `cuda:0` when CUDA is available, else the CPU (in a data-parallel run under
+    torchrun: this process's `cuda:<LOCAL_RANK>`, see `fe_torch.distributed`).
 
     Example:
         >>> default_device().type in ("cuda", "cpu")
         True
     """
+    from fe_torch import distributed  # pylint: disable=import-outside-toplevel
+    if distributed.device() is not None:
+        return distributed.device()
     return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
 
 

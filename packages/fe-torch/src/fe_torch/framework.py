@@ -10,7 +10,7 @@ import torch
 from fe_core.framework.base import Backend, StateReducer
 from fe_core.schedule.scheduler import Scheduler
 
-from fe_torch import checkpoint, devices, kernels, optimizers
+from fe_torch import checkpoint, devices, distributed, kernels, optimizers
 from fe_torch.network import TorchNetwork
 
 __all__ = ["TorchBackend"]
@@ -88,6 +88,7 @@ class TorchBackend(Backend):
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"The torch backend can only compile torch.nn.Module models; model {model_name!r} is a "
                             f"{type(model).__name__}")
+        distributed.setup()  # started by torchrun: join the process group first (it picks this process's device)
         device = self.default_device()
         model.to(device)
         optimizer = optimizers.build_scheduled_optimizer(optimizer_fn, model, model_name, mixed_precision, device)

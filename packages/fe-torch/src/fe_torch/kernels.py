@@ -73,8 +73,11 @@ def model_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Any:
     training = op.trainable and state["mode"] == "train"
     if model.training != training:
         model.train(training)
+    call = model
+    if training:  # data-parallel training steps run through the model's DDP wrapper (fe_torch.distributed)
+        call = model.__dict__.get("fe_ddp") or model
     if not op.intermediate_layers:
-        result = model(*data) if op.in_list else model(data)
+        result = call(*data) if op.in_list else call(data)
         if op.out_list and len(op.outputs) == 1 and not isinstance(result, (list, tuple)):
             return [result]
         return result
@@ -83,7 +86,7 @@ def model_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Any:
     handles = [module.register_forward_hook(functools.partial(_capture, captured, index))
                for index, module in enumerate(modules)]
     try:
-        result = model(*data) if op.in_list else model(data)
+        result = call(*data) if op.in_list else call(data)
     finally:
         for handle in handles:
             handle.remove()
@@ -108,6 +111,14 @@ def _gradients_from_loss(op: Any, loss: Tensor, params: List[Tensor], scaler: An
                          f"parameters frozen?)")
     if scaler is not None:
         loss = scaler.scale(loss)
+    if op.model.__dict__.get("fe_ddp") is not None:  # DDP all-reduces in .grad accumulation hooks: backward, not grad
+        for parameter in params:
+            parameter.grad = None
+        torch.autograd.backward(loss, inputs=params, retain_graph=op.retain_graph)
+        gradients = [parameter.grad for parameter in params]
+        for parameter in params:
+            parameter.grad = None
+        return gradients
     return torch.autograd.grad(loss, params, retain_graph=op.retain_graph, allow_unused=True)
 
 

@@ -1,6 +1,7 @@
 """`TorchNetwork`: fe-core's `BaseNetwork` running its ops on torch tensors on one device.
 
-Per (mode, epoch, ds_id) it decides once whether the step needs gradients (`torch.no_grad` otherwise) and autocast,
+Started by torchrun, it trains data-parallel: its trainable models are wrapped in DistributedDataParallel for the
+training steps (see `fe_torch.distributed`). Per (mode, epoch, ds_id) it decides once whether the step needs gradients (`torch.no_grad` otherwise) and autocast,
 and defers the trailing UpdateOps so that several models updated in one step (a GAN's generator and discriminator)
 all compute their gradients before any weight changes. Per step it only moves the inputs the ops read to the device,
 runs the ops, and hands back the detached outputs that traces asked for; fe-core converts them to numpy only when a
@@ -17,6 +18,7 @@ from fe_core.network import BaseNetwork
 from fe_core.op.tensorop.model import UpdateOp
 from fe_core.schedule.scheduler import get_current_items
 
+from fe_torch import distributed
 from fe_torch.devices import NUMERIC_KINDS, model_device, to_device
 from fe_torch.precision import autocast_context
 from fe_core.export import fe_export
@@ -50,6 +52,7 @@ class TorchNetwork(BaseNetwork):
                  device: Optional[torch.device] = None, pops: Any = None) -> None:
         if postprocessing is not None and pops is not None:
             raise ValueError("TorchNetwork: give postprocessing ops as `postprocessing` or `pops`, not both")
+        distributed.setup()  # started by torchrun: join the process group before choosing the device
         super().__init__(target_type="torch", device=device, ops=ops,
                          postprocessing=postprocessing if postprocessing is not None else pops, slicers=slicers)
         self.device = torch.device(self.device)
@@ -60,6 +63,8 @@ class TorchNetwork(BaseNetwork):
                                 f"{getattr(model, 'model_name', model)!r} ({type(model).__name__})")
             if model_device(model) != self.device:  # only for a model built elsewhere or moved by the user
                 model.to(self.device)
+            if getattr(model, "current_optimizer", None) is not None or getattr(model, "optimizer", None) is not None:
+                distributed.wrap_model(model)  # data-parallel: DDP for training steps (no-op in one process)
         self._register_update_states()
         self._deferred_by_network: List[Any] = []
         self._grad_enabled = False

@@ -1,0 +1,163 @@
+"""Data-parallel training on torch.distributed: process group set-up, the communicator, DistributedDataParallel.
+
+An unchanged fe script started by `torchrun` (or any launcher that sets `RANK`, `WORLD_SIZE`, `LOCAL_RANK`,
+`MASTER_ADDR`, `MASTER_PORT`: torch.distributed.launch, Ray Train's TorchTrainer, a Slurm or Kubernetes job that
+exports them) trains data-parallel:
+
+- `setup()` (called by `fe.build` and by `TorchNetwork`, so before any model is placed) notices the launcher's
+  environment, picks this process's device (`cuda:<LOCAL_RANK>` when CUDA is available, else the CPU), initialises
+  the default process group (NCCL on GPUs, gloo on CPUs; a group the script initialised itself is used as it is) and
+  installs a `TorchCommunicator` as fe-core's communicator; the group is destroyed when the process exits.
+- `wrap_model()` (called by `TorchNetwork`) wraps every trainable model in `DistributedDataParallel`, internally:
+  `fe.build` still returns the user's model object, training steps run through the wrapper (whose backward
+  all-reduces the gradients, bucketed and overlapped with the backward pass), and evaluation calls the model itself
+  (no collective per eval step).
+
+The Pipeline then hands each process its part of every global batch (see `fe_core.distributed.sharding`).
+
+Environment knobs: `FE_DIST_TIMEOUT` (seconds a collective may wait, default 1800), `FE_DDP_FIND_UNUSED=1` (models
+with parameters a step does not use; slower).
+"""
+from __future__ import annotations
+
+import atexit
+import datetime
+import os
+from typing import Any, List, Optional
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from fe_core.distributed.communicator import Communicator, launcher_env, set_communicator
+
+__all__ = ["TorchCommunicator", "setup", "teardown", "communicator", "wrap_model", "unwrap_model"]
+
+_OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
+
+
+class TorchCommunicator(Communicator):
+    """fe-core's communicator on the default torch.distributed process group.
+
+    Args:
+        world_size: The group's size.
+        rank: This process's rank.
+        local_rank: This process's index on its machine.
+        device: Where collectives' tensors live (the rank's GPU for NCCL, the CPU for gloo).
+    """
+
+    name = "torch"
+
+    def __init__(self, world_size: int, rank: int, local_rank: int, device: torch.device) -> None:
+        super().__init__(world_size=world_size, rank=rank, local_rank=local_rank)
+        self.device = device
+
+    def _tensor(self, array: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(np.ascontiguousarray(array)).to(self.device)
+
+    def _all_reduce(self, array: np.ndarray, op: str) -> np.ndarray:
+        tensor = self._tensor(array)
+        dist.all_reduce(tensor, op=_OPS[op])
+        return tensor.cpu().numpy()
+
+    def _all_gather_equal(self, array: np.ndarray) -> np.ndarray:
+        tensor = self._tensor(array)
+        parts = [torch.empty_like(tensor) for _ in range(self.world_size)]
+        dist.all_gather(parts, tensor)
+        return np.stack([part.cpu().numpy() for part in parts])
+
+    def barrier(self) -> None:
+        if self.device.type == "cuda":
+            dist.barrier(device_ids=[self.device.index])
+        else:
+            dist.barrier()
+
+
+_communicator: Optional[TorchCommunicator] = None
+_owns_group = False
+
+
+def communicator() -> Optional[TorchCommunicator]:
+    """The communicator `setup()` installed, or None in a single-process run."""
+    return _communicator
+
+
+def setup() -> Optional[TorchCommunicator]:
+    """Join the launcher's process group (once per process) and install fe-core's communicator on it.
+
+    Returns:
+        The communicator, or None when no launcher started this process (or it started one process).
+
+    Raises:
+        ValueError: If the launcher's variables are malformed.
+    """
+    global _communicator, _owns_group  # pylint: disable=global-statement
+    if _communicator is not None:
+        return _communicator
+    env = launcher_env()
+    if env is None and not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1):
+        return None
+    if not dist.is_available():
+        raise RuntimeError("This process was started by a distributed launcher, but this torch build has no "
+                           "torch.distributed")
+    local_rank = env["local_rank"] if env is not None else int(os.environ.get("LOCAL_RANK", "0"))
+    use_cuda = torch.cuda.is_available()
+    if use_cuda:
+        local_rank %= torch.cuda.device_count()
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+    else:
+        device = torch.device("cpu")
+    if not dist.is_initialized():
+        timeout = datetime.timedelta(seconds=float(os.environ.get("FE_DIST_TIMEOUT", "1800")))
+        dist.init_process_group(backend="nccl" if use_cuda else "gloo", init_method="env://",
+                                world_size=env["world_size"], rank=env["rank"], timeout=timeout)
+        _owns_group = True
+        atexit.register(teardown)
+    _communicator = TorchCommunicator(dist.get_world_size(), dist.get_rank(), local_rank, device)
+    set_communicator(_communicator)
+    return _communicator
+
+
+def teardown() -> None:
+    """Leave the process group fe joined (a group the script initialised is left to the script)."""
+    global _communicator, _owns_group  # pylint: disable=global-statement
+    if _communicator is None:
+        return
+    set_communicator(None)
+    _communicator = None
+    if _owns_group and dist.is_initialized():
+        dist.destroy_process_group()
+    _owns_group = False
+
+
+def device() -> Optional[torch.device]:
+    """This process's device in a data-parallel run (None in a single process)."""
+    return _communicator.device if _communicator is not None else None
+
+
+def wrap_model(model: torch.nn.Module) -> Optional[torch.nn.Module]:
+    """Wrap a trainable model in DistributedDataParallel (once) and keep the wrapper on the model as `fe_ddp`.
+
+    The wrapper is stored outside the module's registry (`object.__setattr__`), so the model's `state_dict`,
+    `parameters()` and saved files are unchanged. A model without trainable parameters is not wrapped.
+
+    Returns:
+        The wrapper, or None when not distributed or nothing to train.
+    """
+    if _communicator is None:
+        return None
+    existing = model.__dict__.get("fe_ddp")
+    if existing is not None:
+        return existing
+    if not any(parameter.requires_grad for parameter in model.parameters()):
+        return None
+    device_ids: Optional[List[int]] = [_communicator.device.index] if _communicator.device.type == "cuda" else None
+    wrapper = torch.nn.parallel.DistributedDataParallel(
+        model, device_ids=device_ids, find_unused_parameters=os.environ.get("FE_DDP_FIND_UNUSED") == "1")
+    object.__setattr__(model, "fe_ddp", wrapper)
+    return wrapper
+
+
+def unwrap_model(model: Any) -> Any:
+    """The user's model of a DDP wrapper (anything else is returned as it is)."""
+    return model.module if isinstance(model, torch.nn.parallel.DistributedDataParallel) else model
