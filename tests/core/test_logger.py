@@ -201,10 +201,22 @@ def test_train_epoch_line_prints_even_with_log_steps_zero(capsys):
     assert lines(capsys) == ["FastEstimator-Train: step: 4; epoch: 1;"]
 
 
-def test_epoch_line_uses_step_none_before_any_training(capsys):
-    logger, _ = make_logger(mode="test", global_step=None, epoch_idx=0)
+def test_a_test_without_training_claims_no_step_or_epoch(capsys):
+    logger, system = make_logger(mode="test", global_step=None, epoch_idx=8)
     logger.on_epoch_end(logged(acc=1))
-    assert lines(capsys) == ["FastEstimator-Test: step: None; epoch: 0; acc: 1;"]
+    assert lines(capsys) == ["FastEstimator-Test: step: 0; acc: 1;"]  # not 'step: None; epoch: 8'
+    assert "epoch" not in system.summary.history["test"]
+
+
+def test_logged_scalars_enter_the_history_as_numpy_scalars_not_0d_arrays(capsys):
+    logger, system = make_logger(mode="eval", global_step=45, epoch_idx=1)
+    logger.on_epoch_end(logged(accuracy=np.array(0.69637883), ce=np.float32(0.5), lr=0.001, count=np.array([3])))
+    history = system.summary.history["eval"]
+    for key in ("accuracy", "ce", "lr", "count"):
+        value = history[key][45]
+        assert not isinstance(value, np.ndarray), (key, type(value))
+    assert history["ce"][45].dtype == np.float32 and float(history["accuracy"][45]) == 0.69637883
+    assert "lr: 0.001;" in lines(capsys)[0]
 
 
 # ---------------------------------------------------------------- summary

@@ -101,7 +101,7 @@ def test_keras_models_belong_to_the_tf_backend() -> None:
     assert isinstance(backend, TFBackend)
     assert backend_for_model(dense_model()) is backend
     assert not backend.owns_model(object())
-    assert [reducer.name for reducer in backend.state_reducers()] == ["tf.MirroredStrategy"]
+    assert [reducer.name for reducer in backend.state_reducers()] == ["tf.MirroredStrategy", "tf.Variable", "tf.Tensor"]
 
 
 def test_architectures() -> None:
@@ -119,3 +119,11 @@ def test_architectures() -> None:
         LeNet(input_shape=(10, 10, 1))
     with pytest.raises(ValueError, match="at least 16"):
         ResNet9(input_size=(8, 8, 3))
+
+
+def test_learning_rates_read_back_as_the_value_set_not_its_float32_expansion() -> None:
+    model = build(model_fn=LeNet, optimizer_fn="adam")  # Keras keeps 0.001 in a float32 variable
+    lr = get_backend("tf").get_lr(model)
+    assert type(lr) is float and lr == 0.001 and str(lr) == "0.001"  # not 0.0010000000474974513
+    get_backend("tf").set_lr(model, 0.0003)
+    assert str(get_backend("tf").get_lr(model)) == "0.0003"

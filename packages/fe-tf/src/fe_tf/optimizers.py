@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Tuple
 
 import keras
+import numpy as np
 
 from fe_core.schedule import EpochScheduler, RepeatScheduler, Scheduler
 from fe_tf.precision import is_loss_scaled, wrap_loss_scaling
@@ -114,9 +115,16 @@ def inner_optimizer(optimizer: Any) -> Any:
 
 
 def get_learning_rate(optimizer: Any) -> float:
-    """The current learning rate of a Keras optimizer (evaluated for learning-rate schedules)."""
+    """The current learning rate of a Keras optimizer (evaluated for learning-rate schedules).
+
+    Keras keeps it as a float32 variable; it is returned as the Python float with the same shortest decimal form
+    (0.001, not 0.0010000000474974513), so logs show the rate the user set.
+    """
     learning_rate = optimizer.learning_rate
-    return float(learning_rate.numpy() if hasattr(learning_rate, "numpy") else learning_rate)
+    value = learning_rate.numpy() if hasattr(learning_rate, "numpy") else learning_rate
+    if isinstance(value, (np.floating, np.ndarray)) and np.asarray(value).dtype == np.float32:
+        return float(str(np.float32(value)))
+    return float(value)
 
 
 def set_learning_rate(optimizer: Any, learning_rate: float) -> None:

@@ -85,7 +85,10 @@ class Logger(Trace):
         elif mode == "eval":
             self._print_message(f"FastEstimator-Eval: step: {self.system.global_step}; ", data, log_epoch=True)
         elif mode == "test":
-            self._print_message(f"FastEstimator-Test: step: {self.system.global_step}; ", data, log_epoch=True)
+            if self.system.global_step is None:  # nothing was trained in this run: no step or epoch to claim
+                self._print_message("FastEstimator-Test: step: 0; ", data)
+            else:
+                self._print_message(f"FastEstimator-Test: step: {self.system.global_step}; ", data, log_epoch=True)
 
     def on_end(self, data: Data) -> None:
         if self.system.mode != "test":
@@ -121,6 +124,9 @@ class Logger(Trace):
                 if val.size > 1:
                     deferred.append(f"\n{key}:\n{np.array2string(val, separator=',')};")
                 else:
+                    if val.ndim:
+                        val = val.reshape(())
+                    val = val[()]  # a numpy scalar (its dtype kept), never a 0-d array in the history
                     parts.append(f"{key}: {str(val)}; ")
             system.write_summary(key, val)
         if is_main_process():  # every rank records its Summary; only rank 0 of a data-parallel run prints
