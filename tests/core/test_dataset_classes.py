@@ -122,23 +122,28 @@ def test_pickle_dataset_reads_a_pickled_dataframe(tmp_path):
         PickleDataset(path)
 
 
-def test_dir_and_labeled_dir_datasets_list_files_in_natural_order(tmp_path):
-    root = make_tree(tmp_path, {"cat/img10.png": b"", "cat/img2.png": b"", "dog/sub/img1.png": b"",
-                                "dog/notes.txt": b"", ".hidden/x.png": b"", "cat/.DS_Store": b""})
+def test_dir_and_labeled_dir_datasets_list_files_as_fastestimator_does(tmp_path):
+    root = make_tree(tmp_path, {"cat/img10.png": b"", "cat/img2.png": b"", "dog/sub/img1.png": b"", "dog/a.png": b"",
+                                "dog/notes.txt": b"", "cat/.DS_Store": b"", "top.png": b""})
     flat = DirDataset(root, file_extension=".png")
     assert [os.path.relpath(flat[i]["x"], root) for i in range(len(flat))] == \
-        ["cat/img2.png", "cat/img10.png", "dog/sub/img1.png"]
-    assert len(DirDataset(os.path.join(root, "cat"), recursive_search=False)) == 2
+        ["cat/img10.png", "cat/img2.png", "dog/a.png", "dog/sub/img1.png", "top.png"]
+    assert [os.path.basename(DirDataset(root, recursive_search=False)[0]["x"])] == ["top.png"]
     labeled = LabeledDirDataset(root, file_extension=".png")
-    assert [labeled[i]["y"] for i in range(len(labeled))] == [0, 0, 1]
+    # every folder that holds files is a class, named by its relative path, numbered in sorted order
+    assert labeled.mapping == {"": 0, "cat": 1, "dog": 2, "dog/sub": 3}
+    assert [labeled[i]["y"] for i in range(len(labeled))] == [0, 1, 1, 2, 3]
     summary = labeled.summary()
-    assert summary.class_key == "y" and summary.num_classes == 2 and summary.class_key_mapping == {"cat": 0, "dog": 1}
-    mapped = LabeledDirDataset(root, label_mapping={"cat": "c", "dog": "d"}, data_key="img", label_key="lab")
-    assert mapped[0]["lab"] == "c" and len(mapped) == 4
-    with pytest.raises(KeyError, match="no label for the class folders"):
-        LabeledDirDataset(root, label_mapping={"cat": 0})
-    with pytest.raises(FileNotFoundError):
-        DirDataset(str(tmp_path / "absent"))
+    assert summary.class_key == "y" and summary.num_classes == 4 and summary.class_key_mapping == labeled.mapping
+    mapping = {"": "r", "cat": "c", "dog": "d", "dog/sub": "s"}
+    mapped = LabeledDirDataset(root, label_mapping=mapping, data_key="img", label_key="lab")
+    assert mapped[1]["lab"] == "c" and len(mapped) == 6
+    for error in (AssertionError, ValueError):
+        with pytest.raises(error, match="no label for the class folders"):
+            LabeledDirDataset(root, label_mapping={"cat": 0})
+    for error in (AssertionError, FileNotFoundError):
+        with pytest.raises(error):
+            DirDataset(str(tmp_path / "absent"))
 
 
 def test_siamese_dir_dataset_pairs_and_class_split(tmp_path):

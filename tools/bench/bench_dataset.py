@@ -36,7 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
-from natsort import natsorted  # noqa: E402
 
 from fe_core.dataset import LabeledDirDataset  # noqa: E402
 from fe_core.op.numpyop.univariate.read_image import ReadImage  # noqa: E402
@@ -56,10 +55,10 @@ def write_images(root: str, count: int, size: int) -> None:
 
 
 def hand_written_files(root: str) -> Tuple[List[str], np.ndarray]:
-    """The file list (natural order, as LabeledDirDataset lists them) and labels, collected by hand."""
+    """The file list (sorted, as LabeledDirDataset lists them) and labels, collected by hand."""
     paths, labels = [], []
-    for label, name in enumerate(natsorted(os.listdir(root))):
-        for file_name in natsorted(os.listdir(os.path.join(root, name))):
+    for label, name in enumerate(sorted(os.listdir(root))):
+        for file_name in sorted(os.listdir(os.path.join(root, name))):
             paths.append(os.path.join(root, name, file_name))
             labels.append(label)
     return paths, np.asarray(labels, dtype=np.int64)

@@ -4,49 +4,50 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from natsort import natsorted
-
 from fe_core.dataset.dataset import InMemoryDataset
 from fe_core.export import fe_export
 
-__all__ = ["DirDataset", "list_files"]
+__all__ = ["DirDataset", "DatasetDirectoryError", "list_files"]
+
+
+class DatasetDirectoryError(FileNotFoundError, AssertionError):
+    """A dataset directory is missing. A FileNotFoundError, and an AssertionError as FastEstimator raises."""
 
 
 def list_files(root_dir: str, file_extension: Optional[str] = None, recursive_search: bool = True) -> List[str]:
-    """The files under `root_dir` in natural sort order, skipping hidden files and folders (names starting '.').
+    """The files under `root_dir`, sorted by path, skipping hidden files (names starting with '.').
+
+    Paths are `os.path.join(os.path.normpath(root_dir), ...)`, as FastEstimator builds them, so sorting (and hence
+    seeded splits) matches FastEstimator's.
 
     Args:
         root_dir: The directory to search.
-        file_extension: Keep only files whose names end with this (case-insensitive), e.g. '.png'.
+        file_extension: Keep only files whose names end with this, e.g. '.png'.
         recursive_search: Whether to descend into subdirectories.
 
     Returns:
-        The absolute file paths.
+        The sorted file paths.
 
     Raises:
-        FileNotFoundError: If `root_dir` is not a directory.
+        DatasetDirectoryError: If `root_dir` is not a directory.
     """
+    root_dir = os.path.normpath(root_dir)
     if not os.path.isdir(root_dir):
-        raise FileNotFoundError(f"Dataset directory {root_dir!r} does not exist or is not a directory")
-    ending = file_extension.lower() if file_extension else None
+        raise DatasetDirectoryError(f"Dataset directory {root_dir!r} does not exist or is not a directory")
     found = []
-    if recursive_search:
-        for folder, subfolders, files in os.walk(root_dir):
-            subfolders[:] = [name for name in subfolders if not name.startswith(".")]
-            found.extend(os.path.join(folder, name) for name in files if not name.startswith(".")
-                         and (ending is None or name.lower().endswith(ending)))
-    else:
-        with os.scandir(root_dir) as entries:
-            found = [entry.path for entry in entries if entry.is_file() and not entry.name.startswith(".")
-                     and (ending is None or entry.name.lower().endswith(ending))]
-    return natsorted(os.path.abspath(path) for path in found)
+    for folder, _, files in os.walk(root_dir):
+        found.extend(os.path.join(folder, name) for name in files
+                     if not name.startswith(".") and (file_extension is None or name.endswith(file_extension)))
+        if not recursive_search:
+            break
+    return sorted(found)
 
 
 @fe_export("fe.dataset.dir_dataset.DirDataset", "fe.dataset.DirDataset")
 class DirDataset(InMemoryDataset):
     """A dataset which reads files from a folder hierarchy like root/data.file.
 
-    Each sample is `{data_key: <absolute file path>}`; read the file with an op (an image reading op, for example).
+    Each sample is `{data_key: <file path>}` (files in sorted order); read the file with an op (ReadImage, ...).
 
     Args:
         root_dir: The path to the directory containing data.
@@ -55,7 +56,7 @@ class DirDataset(InMemoryDataset):
         recursive_search: Whether to search within subdirectories for files.
 
     Raises:
-        FileNotFoundError: If `root_dir` is not a directory.
+        DatasetDirectoryError: (a FileNotFoundError and AssertionError) If `root_dir` is not a directory.
     """
 
     def __init__(self,

@@ -7,8 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from fe_core.dataset.dataset import DatasetArgumentError, DatasetSummary, KeySummary
-from fe_core.dataset.dir_dataset import list_files
-from fe_core.dataset.labeled_dir_dataset import LabeledDirDataset, class_folders
+from fe_core.dataset.labeled_dir_dataset import LabeledDirDataset, class_files
 from fe_core.export import fe_export
 
 __all__ = ["SiameseDirDataset"]
@@ -48,15 +47,13 @@ class SiameseDirDataset(LabeledDirDataset):
         if not 0 <= percent_matching_data <= 1:
             raise DatasetArgumentError(f"SiameseDirDataset percent_matching_data must be in [0, 1], got "
                                        f"{percent_matching_data}")
-        self.root_path = os.path.abspath(root_dir)
+        self.root_path = os.path.normpath(root_dir)
         self.data_key_left, self.data_key_right, self.label_key = data_key_left, data_key_right, label_key
         self.percent_matching_data = percent_matching_data
-        names, self.mapping = class_folders(root_dir, label_mapping, "SiameseDirDataset")
+        classes, self.mapping = class_files(root_dir, file_extension, label_mapping, "SiameseDirDataset")
         self.class_data: Dict[Any, List[str]] = {}
-        for name in names:
-            files = list_files(os.path.join(root_dir, name), file_extension, recursive_search=True)
-            if files:
-                self.class_data.setdefault(self.mapping[name], []).extend(files)
+        for name, files in classes.items():
+            self.class_data.setdefault(self.mapping[name], []).extend(files)
         self._index()
 
     def _index(self) -> None:
