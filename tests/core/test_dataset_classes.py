@@ -232,11 +232,15 @@ def test_batch_dataset_deterministic_and_probabilistic_balance():
     with Pipeline(train_data=balanced)(mode="train", epoch=1) as loader:
         batches = list(loader)
     assert all(batch["y"].tolist().count(1) == 3 and len(batch["y"]) == 8 for batch in batches)
+    assert any(batch["y"].tolist() != [1, 1, 1, 0, 0, 0, 0, 0] for batch in batches)  # shuffled inside batches
+    fresh = BatchDataset(datasets=[ones, zeros], num_samples=[3, 5])  # never shuffled: samples stay in order
+    with Pipeline(eval_data=fresh)(mode="eval", epoch=1) as loader:
+        assert all(batch["y"].tolist() == [1, 1, 1, 0, 0, 0, 0, 0] for batch in loader)
     np.random.seed(1)
     random_mix = BatchDataset(datasets=[ones, zeros], num_samples=50, probability=[0.7, 0.3])
-    assert len(random_mix) == 1
+    assert len(random_mix) == 2  # max(ceil(10 / 50 / 0.7), ceil(30 / 50 / 0.3))
     with Pipeline(train_data=random_mix)(mode="train", epoch=1) as loader:
-        share = next(iter(loader))["y"].mean()
+        share = np.mean([batch["y"].mean() for batch in loader])
     assert 0.5 < share < 0.9
     with pytest.raises(DatasetArgumentError):
         BatchDataset(datasets=[ones, zeros], num_samples=[3, 5], probability=[0.5, 0.5])

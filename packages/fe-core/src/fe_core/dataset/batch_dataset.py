@@ -41,7 +41,8 @@ class BatchDataset(FEDataset):
 
     Every epoch (`fe_reset_ds`, called by the Pipeline) draws new pairings from numpy's global random state; each
     dataset is traversed in whole passes (shuffled when the epoch shuffles), so every sample is used before any is
-    repeated. An epoch has max(ceil(len(dataset_i) / num_samples_i)) batches, or ceil(sum of lengths / num_samples)
+    repeated; when the epoch shuffles, the samples inside each batch are shuffled too. An epoch has
+    max(ceil(len(dataset_i) / num_samples_i)) batches, or max(ceil(len(dataset_i) / num_samples / probability_i))
     with `probability`.
 
     Args:
@@ -93,12 +94,14 @@ class BatchDataset(FEDataset):
                                            "for each and no probability (samples are merged pairwise)")
         self._keys = sorted(set().union(*key_sets)) if not self.same_feature else list(_keys_of(self.datasets[0]))
         self.index_maps: List[List[np.ndarray]] = []
+        self._orders: List[np.ndarray] = []
 
     # ------------------------------------------------------------------ size and sampling
     def __len__(self) -> int:
         sizes = [len(dataset) for dataset in self.datasets]
-        if self.probability is not None:
-            return math.ceil(sum(sizes) / int(self.num_samples))  # type: ignore[arg-type]
+        if self.probability is not None:  # batches until each dataset is expected to be seen once
+            return max(math.ceil(size / int(self.num_samples) / p)  # type: ignore[call-overload]
+                       for size, p in zip(sizes, self.probability) if p > 0)
         return max(math.ceil(size / count) for size, count in zip(sizes, self.num_samples))  # type: ignore[arg-type]
 
     def fe_reset_ds(self, shuffle: bool = True, *, seed: Optional[int] = None) -> None:
@@ -120,6 +123,8 @@ class BatchDataset(FEDataset):
             streams = [_index_stream(len(dataset), batches * count, shuffle, rng).reshape(batches, count)
                        for dataset, count in zip(self.datasets, self.num_samples)]  # type: ignore[arg-type]
             self.index_maps = [[stream[batch] for stream in streams] for batch in range(batches)]
+            self._orders = [rng.permutation(sum(self.num_samples) if self.same_feature  # type: ignore[arg-type]
+                                            else self.num_samples[0]) for _ in range(batches)] if shuffle else []
             return
         choices = rng.choice(len(self.datasets), size=(batches, int(self.num_samples)),  # type: ignore[arg-type]
                              p=self.probability)
@@ -129,6 +134,7 @@ class BatchDataset(FEDataset):
         offsets = [np.concatenate([[0], np.cumsum(count)]) for count in counts]
         self.index_maps = [[streams[which][offsets[which][batch]:offsets[which][batch + 1]]
                             for which in range(len(self.datasets))] for batch in range(batches)]
+        self._orders = [rng.permutation(int(self.num_samples)) for _ in range(batches)] if shuffle else []
 
     def fe_batch_indices(self, batch_idx: int) -> List[List[int]]:
         """Compute which internal dataset indices to use for a given batch.
@@ -153,13 +159,16 @@ class BatchDataset(FEDataset):
             raise IndexError(f"BatchDataset batch {batch_idx} out of range ({len(self)} batches)")
         per_dataset = self.fe_batch_indices(batch_idx)
         if self.same_feature:
-            return [dict(dataset[index]) for dataset, indices in zip(self.datasets, per_dataset) for index in indices]
-        samples = []
-        for position in range(len(per_dataset[0])):
-            merged: Dict[str, Any] = {}
-            for dataset, indices in zip(self.datasets, per_dataset):
-                merged.update(dataset[indices[position]])
-            samples.append(merged)
+            samples = [dict(dataset[index]) for dataset, indices in zip(self.datasets, per_dataset) for index in indices]
+        else:
+            samples = []
+            for position in range(len(per_dataset[0])):
+                merged: Dict[str, Any] = {}
+                for dataset, indices in zip(self.datasets, per_dataset):
+                    merged.update(dataset[indices[position]])
+                samples.append(merged)
+        if self._orders:
+            samples = [samples[position] for position in self._orders[batch_idx % len(self._orders)]]
         return samples
 
     def keys(self) -> List[str]:
