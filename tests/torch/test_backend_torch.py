@@ -265,3 +265,17 @@ def test_shapes_indexing_and_resizing() -> None:
 def test_matmul_refuses_mixed_kinds() -> None:
     with pytest.raises(ValueError, match="same kind"):
         fb.matmul(torch.ones(2, 2), np.ones((2, 2)))
+
+
+def test_model_functions_on_a_mixed_precision_model() -> None:
+    model = build(_linear, "sgd", mixed_precision=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # what the Network does for a mixed-precision model on a CPU
+        pred = fb.feed_forward(model, torch.ones((4, 3)))
+        loss = fb.sparse_categorical_crossentropy(pred, torch.tensor([0, 1, 0, 1]), from_logits=True)
+    assert pred.dtype == torch.bfloat16 and loss.dtype == torch.float32
+    params = [p for p in model.parameters() if p.requires_grad]
+    gradients = fb.get_gradient(loss, params)
+    before = [p.detach().clone() for p in params]
+    fb.update_model(model, gradients)
+    for parameter, old, gradient in zip(params, before, gradients):
+        torch.testing.assert_close(parameter.detach(), old - 0.01 * gradient)
