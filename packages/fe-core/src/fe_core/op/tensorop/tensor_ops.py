@@ -96,7 +96,7 @@ class LambdaOp(TensorOp):
         return self.fn(*data)
 
 
-@fe_export("fe.op.tensorop.Delete")
+@fe_export("fe.op.tensorop.tensorop.Delete", "fe.op.tensorop.Delete")
 class Delete(TensorOp):
     """Remove key(s) from the batch so nothing downstream sees (or copies) them.
 
