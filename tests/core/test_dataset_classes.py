@@ -266,7 +266,17 @@ def test_interleave_dataset_uses_each_ds_ids_ops_and_batch_size():
     with pytest.raises(DatasetArgumentError, match="never uses"):
         InterleaveDataset([ds1, ds2], pattern=[0, 0])
     with pytest.raises(DatasetArgumentError, match="not datasets"):
-        InterleaveDataset({"a": ds1}, pattern=["c"])
+        InterleaveDataset({"a": ds1, "b": ds2}, pattern=["a", "c"])
+    with pytest.raises(AssertionError, match="more than one dataset"):
+        InterleaveDataset([ds1])
+    alternating = Pipeline(train_data=InterleaveDataset({"a": ds1, "b": ds2}),
+                           ops=[Batch(batch_size=2, ds_id="a"), Batch(batch_size=3, ds_id="b")])
+    with alternating(mode="train", epoch=1) as loader:  # whole repetitions only: min(4 // 1, 3 // 1) = 3
+        assert [len(batch["x"]) for batch in loader] == [2, 3] * 3
+    starved = Pipeline(train_data=InterleaveDataset([ds1, ds2]), ops=[Batch(batch_size=10)])
+    with pytest.raises(DatasetArgumentError, match="single repetition"):
+        with starved(mode="train", epoch=1) as loader:
+            list(loader)
     parts = InterleaveDataset([ds1, ds2]).split(0.5, seed=0)
     assert isinstance(parts, InterleaveDataset) and [len(d) for d in parts.datasets] == [4, 4]
 

@@ -15,7 +15,7 @@ def _keys_of(dataset: Any) -> List[str]:
 
 
 def interleaved_steps(pattern: Sequence[int], batch_counts: Sequence[int]) -> int:
-    """How many steps an interleaved epoch has: follow `pattern` until the next dataset has no full batch left.
+    """How many steps an interleaved epoch has: as many whole repetitions of `pattern` as every dataset can fill.
 
     Args:
         pattern: Dataset index per step (repeated).
@@ -24,20 +24,20 @@ def interleaved_steps(pattern: Sequence[int], batch_counts: Sequence[int]) -> in
     Returns:
         The number of steps.
 
+    Raises:
+        DatasetArgumentError: If some dataset cannot fill even one repetition of the pattern.
+
     Example:
         >>> interleaved_steps([0, 0, 1], [5, 2])
-        5
+        6
     """
-    uses = [pattern.count(which) for which in range(len(batch_counts))]
+    uses = [list(pattern).count(which) for which in range(len(batch_counts))]
     cycles = min(count // use for count, use in zip(batch_counts, uses) if use)
-    left = [count - cycles * use for count, use in zip(batch_counts, uses)]
-    steps = cycles * len(pattern)
-    for which in pattern:
-        if left[which] == 0:
-            break
-        left[which] -= 1
-        steps += 1
-    return steps
+    if cycles < 1:
+        raise DatasetArgumentError(f"InterleaveDataset: some dataset does not have enough samples for a single "
+                                   f"repetition of the pattern (full batches per dataset: {list(batch_counts)}, "
+                                   f"uses per repetition: {uses}); consider ExtendDataset to increase its length")
+    return cycles * len(pattern)
 
 
 @fe_export("fe.dataset.interleave_dataset.InterleaveDataset", "fe.dataset.InterleaveDataset")
@@ -58,8 +58,8 @@ class InterleaveDataset(FEDataset):
     `Batch(batch_size=64, ds_id="b")`).
 
     Limitations (as in FastEstimator): keys not common to all datasets should not be used by the Network or Traces;
-    each dataset behaves as if `drop_last` were True; the epoch ends when the pattern reaches a dataset with no full
-    batch left.
+    each dataset behaves as if `drop_last` were True; an epoch is as many whole repetitions of the pattern as every
+    dataset can fill with full batches.
 
     Args:
         datasets: List of datasets or a dictionary with key being the dataset name, value being the dataset.
@@ -67,7 +67,8 @@ class InterleaveDataset(FEDataset):
             dictionary. Default: each dataset once, in order.
 
     Raises:
-        DatasetArgumentError: If the pattern names unknown datasets or leaves a dataset out.
+        DatasetArgumentError: (a ValueError and AssertionError) If there are fewer than two datasets, or the pattern
+            is shorter than two, names unknown datasets or leaves a dataset out.
     """
 
     def __init__(self, datasets: Union[Mapping[str, Any], Sequence[Any]],
@@ -82,8 +83,11 @@ class InterleaveDataset(FEDataset):
         else:
             self.names = None
             self.datasets = list(datasets)
-        if not self.datasets:
-            raise DatasetArgumentError("InterleaveDataset needs at least one dataset")
+        if len(self.datasets) < 2:
+            raise DatasetArgumentError(f"InterleaveDataset requires more than one dataset, got {len(self.datasets)}")
+        if pattern is not None and (not isinstance(pattern, list) or len(pattern) < 2):
+            raise DatasetArgumentError(f"InterleaveDataset pattern must be a list of more than one entry, got "
+                                       f"{pattern!r}")
         if pattern is None:
             self.pattern = list(range(len(self.datasets)))
         elif self.names is not None:

@@ -135,8 +135,7 @@ class EpochLoader:
         if self.steps_per_epoch is not None:
             return self.steps_per_epoch
         if plan.sub_plans is not None:
-            return interleaved_steps(plan.dataset.pattern, [len(EpochLoader(sub, shuffle=False)) if sub.batch_size
-                                                            is None else len(sub.dataset) // sub.batch_size
+            return interleaved_steps(plan.dataset.pattern, [len(sub.dataset) // (sub.batch_size or 1)
                                                             for sub in plan.sub_plans])
         size = len(plan.dataset)
         world = get_communicator().world_size
@@ -410,7 +409,8 @@ class EpochLoader:
         loaders = [EpochLoader(sub, shuffle=self.shuffle, timer=self.timer) for sub in plan.sub_plans]
         iterators: List[Optional[Iterator[Dict[str, Any]]]] = [None] * len(loaders)
         emitted = 0
-        while True:
+        total = self.steps_per_epoch if endless else len(self)
+        while emitted < total:
             for which in plan.dataset.pattern:
                 if iterators[which] is None:
                     iterators[which] = iter(loaders[which])
@@ -424,7 +424,7 @@ class EpochLoader:
                         return
                 yield batch
                 emitted += 1
-                if endless and emitted >= self.steps_per_epoch:
+                if emitted >= total:
                     return
 
     def _collator(self) -> Callable[[List[Dict[str, Any]], List[int]], Dict[str, Any]]:
