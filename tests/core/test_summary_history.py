@@ -249,3 +249,20 @@ def test_only_the_main_process_of_a_distributed_run_records(db_path, monkeypatch
     monkeypatch.setattr(history, "_is_main_process", lambda: False)
     make_estimator().fit()
     assert not os.path.exists(db_path)
+
+
+def test_flush_stores_the_log_so_far_at_most_every_interval(db_path, monkeypatch):
+    class FakeSystem:
+        exp_id, mode, num_devices, traces, pipeline, network = 99, "train", 0, [], None, None
+        summary = type("S", (), {"name": "live"})()
+
+    monkeypatch.setattr(history, "LOG_STORE_INTERVAL_S", 0.0)
+    with HistoryRecorder(FakeSystem(), "x.py", db_path=db_path) as recorder:
+        print("first line")
+        recorder.flush()
+        assert rows(db_path, "SELECT log FROM logs WHERE fk = 99") == [("first line\n",)]  # visible mid-run
+        monkeypatch.setattr(history, "LOG_STORE_INTERVAL_S", 3600.0)
+        print("second line")
+        recorder.flush()
+        assert rows(db_path, "SELECT log FROM logs WHERE fk = 99") == [("first line\n",)]  # not yet
+    assert rows(db_path, "SELECT log FROM logs WHERE fk = 99") == [("first line\nsecond line\n",)]

@@ -24,6 +24,7 @@ import os
 import sqlite3
 import sys
 import threading
+import time
 import traceback
 import warnings
 from datetime import datetime
@@ -40,6 +41,7 @@ _ENV_VAR = "FE_HISTORY_DB"
 _OFF = ("", "0", "off", "false", "no", "none")
 _BUSY_TIMEOUT_S = 30.0
 _DEFAULT_KEEP = 500
+LOG_STORE_INTERVAL_S = 10.0  # a running experiment's log reaches the database at most this often (and at its end)
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS settings (pk INTEGER PRIMARY KEY NOT NULL CHECK (pk = 0), schema_version INTEGER, "
@@ -321,6 +323,7 @@ class HistoryRecorder:
         self._db: Optional[sqlite3.Connection] = None
         self._chunks: List[str] = []
         self._active = False
+        self._stored_at = time.monotonic()
 
     # ------------------------------------------------------------------ stdout tee
     def write(self, output: str) -> int:
@@ -329,9 +332,14 @@ class HistoryRecorder:
         return self.stdout.write(output) if self.stdout is not None else len(output)
 
     def flush(self) -> None:
-        """Flush the real stdout and store the log written so far in the database."""
+        """Flush the real stdout, and store the log written so far in the database (at most every
+        `LOG_STORE_INTERVAL_S` seconds: progress bars flush on every redraw; the rest is stored when the run ends)."""
         if self.stdout is not None:
             self.stdout.flush()
+        now = time.monotonic()
+        if now - self._stored_at < LOG_STORE_INTERVAL_S:
+            return
+        self._stored_at = now
         if self._db is not None and self._chunks:
             try:
                 with self._db:
