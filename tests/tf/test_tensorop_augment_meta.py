@@ -2,12 +2,11 @@
 tf.while_loop): values, determinism under enable_deterministic, exact replay from a saved random state."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Dict, List
 
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from fe_core.build import build
 from fe_core.determinism import enable_deterministic

@@ -63,3 +63,15 @@ def test_hadamard_code_default_length_and_validation() -> None:
 def test_hadamard_matrix_rows_are_orthogonal() -> None:
     matrix = hadamard_matrix(8)
     np.testing.assert_array_equal(matrix @ matrix.T, 8 * np.eye(8))
+
+
+@pytest.mark.parametrize("name", ["fe_torch.layers.cropping_2d", "fe_torch.layers.hadamard",
+                                  "fe_torch.architecture.unet", "fe_torch.architecture.attention_unet",
+                                  "fe_torch.architecture.wideresnet", "fe_core.op.tensorop.hadamard",
+                                  "fe_core.op.tensorop.tensorop"])
+def test_docstring_examples(name: str) -> None:
+    import doctest  # pylint: disable=import-outside-toplevel
+    import importlib  # pylint: disable=import-outside-toplevel
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, extraglobs={"torch": torch}, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0

@@ -2,7 +2,7 @@
 under enable_deterministic, and exact replay from a saved random state."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Dict, List
 
 import numpy as np
 import pytest
