@@ -282,7 +282,7 @@ def test_mendeley_omniglot_and_tiny_imagenet_folders(mirror, tmp_path):
     files["__MACOSX/chest_xray/._junk"] = b""
     add(mirror, "/datasets/rscbjbr9sj/2/files/41d542e7-7f91-47f6-9ff2-dd8e5a5a7861/ChestXRay2017.zip", make_zip(files))
     train, test = mendeley.load_data(root_dir=str(tmp_path))
-    assert len(train) == 4 and sorted(train["y"].tolist()) == [0, 0, 1, 1]
+    assert len(train) == 4 and sorted(train["y"]) == [0, 0, 1, 1]
     assert not (tmp_path / "Mendeley" / "__MACOSX").exists()
 
     for name in ("images_background", "images_evaluation"):
@@ -316,7 +316,7 @@ def test_csv_building_loaders_montgomery_cub200_food101(mirror, tmp_path):
     add(mirror, "/visipedia-data/CUB-200/annotations.tgz",
         make_tar({f"annotations-mat/{k:03d}.Bird{k}/{i}.mat": b"" for k in (1, 2) for i in range(2)}))
     birds = cub200.load_data(root_dir=str(tmp_path))
-    assert len(birds) == 4 and sorted(birds["label"].tolist()) == [0, 0, 1, 1]
+    assert len(birds) == 4 and sorted(birds["label"]) == [0, 0, 1, 1]
     row = birds[0]
     assert row["annotation"].startswith("annotations-mat") and row["annotation"].endswith(".mat")
 

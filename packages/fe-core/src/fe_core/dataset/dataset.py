@@ -310,8 +310,8 @@ class FEDataset:
 class InMemoryDataset(FEDataset):
     """A dataset abstraction to simplify the implementation of datasets which hold their data in memory.
 
-    `ds[i]` returns sample i; `ds["key"]` returns that key's values for every sample (a numpy array when they are
-    numbers or equally shaped arrays, else a list); `ds["key"] = values` replaces or adds a column.
+    `ds[i]` returns sample i; `ds["key"]` returns that key's values for every sample, as FastEstimator does (a numpy
+    array when the values are arrays, else a list); `ds["key"] = values` replaces or adds a column.
 
     Args:
         data: A dictionary like {data_index: {<instance dictionary>}}.
@@ -346,15 +346,7 @@ class InMemoryDataset(FEDataset):
             values = [self.data[index][key] for index in range(len(self.data))]
         except KeyError:
             raise KeyError(f"{type(self).__name__} has no key {key!r} (keys: {self.keys()})") from None
-        first = values[0]
-        if isinstance(first, (np.ndarray, np.generic, int, float, bool)) and not isinstance(first, str):
-            try:
-                column = np.asarray(values)
-                if column.dtype != object:
-                    return column
-            except ValueError:
-                pass
-        return values
+        return np.array(values) if isinstance(values[0], np.ndarray) else values
 
     def __setitem__(self, key: Union[int, str], value: Any) -> None:
         """Replace sample `key` (an int) with a dict, or set the column `key` (a str) from one value per sample.
