@@ -51,7 +51,8 @@ def torch_pairs() -> List[Pair]:
         ("matmul(x, y)", lambda: fb.matmul(x, y), lambda: torch.matmul(x, y)),
         ("sparse_categorical_crossentropy", lambda: fb.sparse_categorical_crossentropy(x, labels, from_logits=True),
          lambda: F.cross_entropy(x, labels)),
-        ("mean_squared_error", lambda: fb.mean_squared_error(y, x), lambda: F.mse_loss(x, y, reduction="none").mean(-1)),
+        ("mean_squared_error", lambda: fb.mean_squared_error(y, x),
+         lambda: F.mse_loss(x, y, reduction="none").mean(-1)),
     ]
 
 

@@ -7,9 +7,11 @@ Importing this package imports no framework.
 | module | functions |
 |---|---|
 | reductions | reduce_sum, reduce_mean, reduce_min, reduce_max, reduce_std, argmax, percentile, check_nan |
-| elementwise | abs, exp, sign, pow, tensor_pow, tensor_sqrt, tensor_round, clip_by_value, maximum, where, matmul, lambertw |
+| elementwise | abs, exp, sign, pow, tensor_pow, tensor_sqrt, tensor_round, clip_by_value, maximum, where, matmul, |
+| | lambertw |
 | normalization | zscore, normalize, iwd |
-| shapes | get_shape, get_image_dims, reshape, expand_dims, squeeze, permute, transpose, flip, roll, concat, gather, gather_from_batch, resize_3d |
+| shapes | get_shape, get_image_dims, reshape, expand_dims, squeeze, permute, transpose, flip, roll, concat, gather, |
+| | gather_from_batch, resize_3d |
 | creation | zeros_like, ones_like, random_normal_like, random_uniform_like |
 | conversion | to_tensor, cast, to_type, to_shape, convert_tensor_precision |
 | crossentropy | binary_crossentropy, categorical_crossentropy, sparse_categorical_crossentropy |

@@ -48,7 +48,8 @@ def percentile(tensor: tf.Tensor, percentiles: Union[int, float, Sequence[Union[
                                                                             else axis)})
     kept = [d for d in range(ndim) if d not in axes]
     shape = tf.shape(tensor)
-    flat = tf.reshape(tf.transpose(tensor, kept + axes), tf.concat([tf.gather(shape, tf.constant(kept, dtype=tf.int32)), [-1]], axis=0))
+    kept_sizes = tf.gather(shape, tf.constant(kept, dtype=tf.int32))
+    flat = tf.reshape(tf.transpose(tensor, kept + axes), tf.concat([kept_sizes, [-1]], axis=0))
     size = tf.shape(flat, out_type=tf.int64)[-1]
     ordered = tf.sort(flat, axis=-1)
     fractions = tf.constant([float(p) / 100.0 for p in values], dtype=tf.float64)
