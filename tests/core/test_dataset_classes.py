@@ -200,6 +200,11 @@ def test_extend_dataset_grows_or_shrinks_the_epoch_and_resamples_each_epoch():
     longer.fe_reset_ds(shuffle=True)
     counts = np.bincount([int(longer[i]["x"]) for i in range(25)], minlength=10)
     assert counts.min() == 2 and counts.max() == 3
+    with pytest.raises(AssertionError):
+        ExtendDataset(longer, 3)
+    batches = ExtendDataset(BatchDataset([base], num_samples=[4]), spoof_length=5)  # 3 batches stretched to 5
+    with Pipeline(train_data=batches)(mode="train", epoch=1) as loader:
+        assert [len(batch["x"]) for batch in loader] == [4] * 5
 
 
 def test_combined_dataset_concatenates_and_checks_keys():

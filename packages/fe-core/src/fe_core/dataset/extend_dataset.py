@@ -23,8 +23,12 @@ class ExtendDataset:
         dataset: The Original dataset(s) which need expansion or contraction.
         spoof_length: Length to which original dataset must be expanded or contracted to. (New desired length)
 
+    Unlike FastEstimator's (whose `len()` stays the original length while its loader draws `spoof_length` samples),
+    `len()` is `spoof_length` here: the Pipeline and any other loader see the epoch's true size.
+
     Raises:
-        DatasetArgumentError: If `spoof_length` is not a positive int or the dataset is empty.
+        DatasetArgumentError: (a ValueError and AssertionError) If `spoof_length` is not a positive int, the dataset
+            is empty or is itself an ExtendDataset.
 
     Example:
         >>> from fe_core.dataset import NumpyDataset
@@ -36,9 +40,12 @@ class ExtendDataset:
     def __init__(self, dataset: Any, spoof_length: int) -> None:
         if not isinstance(spoof_length, int) or isinstance(spoof_length, bool) or spoof_length < 1:
             raise DatasetArgumentError(f"ExtendDataset spoof_length must be a positive int, got {spoof_length!r}")
+        if isinstance(dataset, ExtendDataset):
+            raise DatasetArgumentError("ExtendDataset: the input dataset cannot be an ExtendDataset")
         if len(dataset) == 0:
             raise DatasetArgumentError("ExtendDataset needs a non-empty dataset")
         self.dataset = dataset
+        self.fe_batched = bool(getattr(dataset, "fe_batched", False))  # items of a BatchDataset are whole batches
         self.spoof_length = spoof_length
         self.index_map = np.arange(spoof_length) % len(dataset)
         if callable(getattr(dataset, "get_batch", None)):
