@@ -133,15 +133,18 @@ def numpy_backend():
     nb.uninstall()
 
 
-def fit(directory: Any, kill_at: Any = None) -> Dict[str, Any]:
+def fit(directory: Any, kill_at: Any = None, kind: str = "batch") -> Dict[str, Any]:
     np.random.seed(0)
     rng = np.random.default_rng(1)
     x = rng.normal(size=(30, 2)).astype(np.float32)
     y = (x @ np.array([[1.0], [-1.0]])).astype(np.float32)
     halves = [NumpyDataset({"x": x[:20], "y": y[:20]}), NumpyDataset({"x": x[20:], "y": y[20:]})]
-    pipeline = Pipeline(train_data=BatchDataset(halves, num_samples=[3, 1]),
-                        ops=[LambdaOp(lambda v: v + np.random.normal(size=v.shape).astype(np.float32) * 0.1,
-                                      inputs="x", outputs="x")])
+    noise = LambdaOp(lambda v: v + np.random.normal(size=v.shape).astype(np.float32) * 0.1, inputs="x", outputs="x")
+    if kind == "batch":
+        pipeline = Pipeline(train_data=BatchDataset(halves, num_samples=[3, 1]), ops=[noise])
+    else:  # 10 steps per epoch: 5 repetitions of (a batch of 2 from the first half, a batch of 2 from the second)
+        pipeline = Pipeline(train_data=InterleaveDataset({"a": halves[0], "b": halves[1]}, pattern=["a", "b"]),
+                            ops=[noise, Batch(batch_size=2, ds_id="a"), Batch(batch_size=2, ds_id="b")])
     model = nb.build(2, 1, lr=0.05, name="reg")
     network = make_network([ModelOp(model=model, inputs="x", outputs="y_pred"),
                             MeanSquaredError(inputs=("y_pred", "y"), outputs="mse"),
@@ -154,12 +157,15 @@ def fit(directory: Any, kill_at: Any = None) -> Dict[str, Any]:
     return {"W": model.W.copy(), "step": estimator.system.global_step}
 
 
+@pytest.mark.parametrize("kind", ["batch", "interleave"])
 @pytest.mark.parametrize("kill_at", [7, 13])
-def test_killed_estimator_run_with_a_batch_dataset_resumes_bitwise(tmp_path, numpy_backend, kill_at):
-    reference = fit(None)
+def test_killed_estimator_run_with_batch_or_interleave_datasets_resumes_bitwise(tmp_path, numpy_backend, kill_at,
+                                                                                 kind):
+    reference = fit(None, kind=kind)
     directory = str(tmp_path / "ckpt")
     with pytest.raises(Crash):
-        fit(directory, kill_at=kill_at)
-    resumed = fit(directory)
-    assert resumed["step"] == reference["step"] == 20  # 10 batches per epoch: max(ceil(20 / 3), ceil(10 / 1))
+        fit(directory, kill_at=kill_at, kind=kind)
+    resumed = fit(directory, kind=kind)
+    # 10 steps per epoch: max(ceil(20 / 3), ceil(10 / 1)) batches, or 5 repetitions of the pattern ["a", "b"]
+    assert resumed["step"] == reference["step"] == 20
     np.testing.assert_array_equal(resumed["W"], reference["W"])
