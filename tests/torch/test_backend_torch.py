@@ -14,6 +14,7 @@ import torch
 
 import fe_core.backend as fb
 from fe_core.build import build
+from torch_helpers import requires_gpu
 
 
 def _load_cases() -> Any:
@@ -279,3 +280,23 @@ def test_model_functions_on_a_mixed_precision_model() -> None:
     fb.update_model(model, gradients)
     for parameter, old, gradient in zip(params, before, gradients):
         torch.testing.assert_close(parameter.detach(), old - 0.01 * gradient)
+
+
+@requires_gpu[0]
+@requires_gpu[1]
+def test_model_functions_on_cuda_with_a_grad_scaler() -> None:
+    model = build(_linear, "sgd", mixed_precision=True)
+    assert next(model.parameters()).is_cuda and model.current_optimizer.scaler is not None
+    with torch.autocast("cuda", dtype=torch.float16):
+        pred = fb.feed_forward(model, np.ones((4, 3), dtype="float32"))  # numpy goes to the model's device
+        loss = fb.sparse_categorical_crossentropy(pred, torch.tensor([0, 1, 0, 1], device="cuda"), from_logits=True)
+    assert pred.is_cuda and pred.dtype == torch.float16 and loss.dtype == torch.float32
+    params = [p for p in model.parameters() if p.requires_grad]
+    gradients = fb.get_gradient(loss, params)
+    before = [p.detach().clone() for p in params]
+    fb.update_model(model, gradients)  # true gradients: applied as given, not unscaled by the GradScaler
+    for parameter, old, gradient in zip(params, before, gradients):
+        torch.testing.assert_close(parameter.detach(), old - 0.01 * gradient)
+    assert fb.random_normal_like(pred).is_cuda
+    volume = torch.rand((1, 1, 2, 2, 2), device="cuda", dtype=torch.float16)
+    assert fb.resize_3d(volume, [4, 4, 4], resize_mode="trilinear").dtype == torch.float16
