@@ -77,14 +77,14 @@ def main():
     seen = Seen()
     traces = [Accuracy(true_key="y", pred_key="y_pred"), seen]
     if os.environ.get("FE_T_CKPT"):
-        traces.append(RestoreWizard(directory=os.environ["FE_T_CKPT"], frequency="3s"))
-    if os.environ.get("FE_T_CRASH_AT"):
-        traces.append(Crash(int(os.environ["FE_T_CRASH_AT"])))
+        traces.append(RestoreWizard(directory=os.environ["FE_T_CKPT"], frequency=os.environ.get("FE_T_FREQ", "2s")))
+    traces.append(Crash(int(os.environ.get("FE_T_CRASH_AT", "0"))))  # always there: checkpoints list the traces
     estimator = Estimator(pipeline=pipeline, network=network, epochs=epochs, traces=traces, log_steps=2)
     summary = estimator.fit("ddp")
     estimator.test()
     with torch.no_grad():
-        logits = model(torch.from_numpy(x[13:]))
+        device = next(model.parameters()).device
+        logits = model(torch.from_numpy(x[13:]).to(device)).cpu()
         truth_ce = float(torch.nn.functional.cross_entropy(logits, torch.from_numpy(y[13:])))
         truth_acc = float((logits.argmax(dim=1).numpy() == y[13:]).mean())
     history = {mode: {key: {str(step): float(np.asarray(value).ravel()[0]) for step, value in values.items()}

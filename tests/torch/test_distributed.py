@@ -1,0 +1,146 @@
+"""Data-parallel training under torchrun: 2 processes on gloo (127.0.0.1, a free port), bounded in time.
+
+The script (`distributed_script.py`) is an ordinary fe script; these tests check what a user sees: every rank ends
+with the same weights, each training sample is used exactly once per epoch across the ranks, evaluation and test
+metrics and losses equal the values computed directly from the final weights on all the data (no padding
+duplicates, means over samples), `num_devices` is the world size, only rank 0 prints, and a run killed mid-epoch
+resumes bitwise-exactly.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+import pytest
+import torch
+
+SCRIPT = Path(__file__).with_name("distributed_script.py")
+TORCHRUN = Path(sys.executable).with_name("torchrun")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def torchrun(out: Path, nproc: int = 2, timeout: float = 240, **env: str) -> Tuple[int, str]:
+    """Run the script under torchrun; kill the whole process group if it overruns. Returns (exit code, output)."""
+    out.mkdir(parents=True, exist_ok=True)
+    environ = dict(os.environ, OMP_NUM_THREADS="1", FE_T_OUT=str(out), FE_HISTORY_DB=str(out / "history.db"),
+                   **env)
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        environ.pop(name, None)
+    command = [str(TORCHRUN), "--nproc_per_node", str(nproc), "--master_addr", "127.0.0.1", "--master_port",
+               str(free_port()), str(SCRIPT)]
+    process = subprocess.Popen(command, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        pytest.fail(f"torchrun did not finish in {timeout} s:\n{output[-3000:]}")
+    return process.returncode, output
+
+
+def results(out: Path, nproc: int = 2) -> List[Dict]:
+    return [json.loads((out / f"rank{rank}.json").read_text()) for rank in range(nproc)]
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory) -> Tuple[List[Dict], str]:
+    out = tmp_path_factory.mktemp("ddp")
+    code, output = torchrun(out)
+    assert code == 0, output[-3000:]
+    return results(out), output
+
+
+@pytest.mark.slow
+def test_ranks_end_with_the_same_weights_through_ddp(two_ranks):
+    ranks, _ = two_ranks
+    assert [r["world_size"] for r in ranks] == [2, 2]
+    assert ranks[0]["weights"] == ranks[1]["weights"]
+    assert ranks[0]["ddp"] and ranks[1]["ddp"]  # trained through the internal wrapper ...
+    assert ranks[0]["state_keys"] == ["0.bias", "0.weight", "2.bias", "2.weight"]  # ... the model is the user's
+
+
+@pytest.mark.slow
+def test_every_training_sample_once_per_epoch_with_equal_steps(two_ranks):
+    ranks, _ = two_ranks
+    for epoch in ("1", "2"):
+        parts = [r["seen"][epoch] for r in ranks]
+        assert sorted(parts[0] + parts[1]) == list(range(13))  # 13 samples: none dropped, none repeated
+        assert abs(len(parts[0]) - len(parts[1])) <= 1
+    assert ranks[0]["seen"]["1"] != ranks[0]["seen"]["2"]  # re-shuffled each epoch
+
+
+@pytest.mark.slow
+def test_eval_and_test_values_are_over_all_samples_once(two_ranks):
+    ranks, _ = two_ranks
+    for rank in ranks:
+        last = max(rank["history"]["eval"]["ce"], key=int)
+        assert rank["history"]["eval"]["ce"][last] == pytest.approx(rank["truth_ce"], rel=1e-6)
+        assert rank["history"]["eval"]["accuracy"][last] == pytest.approx(rank["truth_acc"], abs=1e-12)
+        test = rank["history"]["test"]
+        assert list(test["ce"].values())[0] == pytest.approx(rank["truth_ce"], rel=1e-6)
+        assert list(test["accuracy"].values())[0] == pytest.approx(rank["truth_acc"], abs=1e-12)
+    assert ranks[0]["history"]["eval"] == ranks[1]["history"]["eval"]
+
+
+@pytest.mark.slow
+def test_num_devices_is_the_world_size_and_only_rank_0_prints(two_ranks):
+    ranks, output = two_ranks
+    assert [r["num_devices"] for r in ranks] == [2, 2]
+    assert output.count("FastEstimator-Start:") == 1
+    assert output.count("FastEstimator-Finish:") == 1
+    assert "num_device: 2;" in output
+
+
+@pytest.mark.slow
+def test_a_run_killed_mid_epoch_resumes_bitwise(tmp_path):
+    code, output = torchrun(tmp_path / "clean", FE_T_CKPT=str(tmp_path / "ckpt_clean"))
+    assert code == 0, output[-3000:]
+    code, output = torchrun(tmp_path / "crashed", FE_T_CKPT=str(tmp_path / "ckpt"), FE_T_CRASH_AT="5")
+    assert code != 0
+    assert sorted(os.listdir(tmp_path / "ckpt")) == ["step-2", "step-4"]  # written once, by rank 0
+    code, output = torchrun(tmp_path / "crashed", FE_T_CKPT=str(tmp_path / "ckpt"))
+    assert code == 0, output[-3000:]
+    assert "restored" in output and "step-4 (epoch 2, step 4)" in output  # mid-epoch: epoch 2 has 3 steps
+    clean, resumed = results(tmp_path / "clean"), results(tmp_path / "crashed")
+    for before, after in zip(clean, resumed):
+        assert after["weights"] == before["weights"]  # bitwise
+        assert after["history"]["eval"] == before["history"]["eval"]
+        assert after["seen"] == before["seen"]  # each rank's own samples, its trace state restored per rank
+
+
+def test_a_single_process_checkpoint_is_refused_by_two_processes(tmp_path):
+    from fe_core.distributed.rank_state import rank_entry
+    from fe_core.distributed.threads import ThreadGroup
+    errors = ThreadGroup(2).run(lambda: _error_of(rank_entry, None, "ckpt"))
+    assert all("written by a single process" in error for error in errors)
+
+
+def _error_of(function, *args) -> Optional[str]:
+    try:
+        function(*args)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="NCCL data-parallel needs 2 GPUs (one per process)")
+def test_nccl_on_two_gpus(tmp_path):
+    code, output = torchrun(tmp_path, nproc=2)
+    assert code == 0, output[-3000:]
+    ranks = results(tmp_path)
+    assert ranks[0]["weights"] == ranks[1]["weights"]
+    assert ranks[0]["history"]["eval"]["ce"] == ranks[1]["history"]["eval"]["ce"]
