@@ -45,11 +45,12 @@ if TYPE_CHECKING:
     from fe import trace as trace
     from fe import types as types
     from fe import util as util
+    from fe import xai as xai
 
 __all__ = [
     "__version__", "Estimator", "Network", "Pipeline", "build", "enable_deterministic", "record_history",
     "architecture", "backend", "cli", "dataset", "estimator", "examples", "layers", "network", "op", "pipeline",
-    "schedule", "search", "slicer", "summary", "trace", "types", "util",
+    "schedule", "search", "slicer", "summary", "trace", "types", "util", "xai",
 ]
 
 _ATTRIBUTES = {
@@ -62,7 +63,7 @@ _ATTRIBUTES = {
 }
 _SUBMODULES = [
     "architecture", "backend", "cli", "dataset", "estimator", "examples", "layers", "network", "op", "pipeline",
-    "schedule", "search", "slicer", "summary", "trace", "types", "util",
+    "schedule", "search", "slicer", "summary", "trace", "types", "util", "xai",
 ]
 
 __getattr__, __dir__ = attach(__name__, _ATTRIBUTES, _SUBMODULES)

@@ -4,9 +4,9 @@
 Names: `BatchDataset`, `CSVDataset`, `CombinedDataset`, `DirDataset`, `ExtendDataset`, `GeneratorDataset`,
 `InterleaveDataset`, `LabeledDirDataset`, `NumpyDataset`, `PickleDataset`, `SiameseDirDataset`, defined in
 `fe_core.dataset.batch_dataset`, `fe_core.dataset.combined_dataset`, `fe_core.dataset.csv_dataset`, ....
-Modules: `batch_dataset`, `combined_dataset`, `csv_dataset`, `dataloader`, `dataset`, `dir_dataset`, `extend_dataset`,
-`generator_dataset`, `interleave_dataset`, `labeled_dir_dataset`, `numpy_dataset`, `op_dataset`, `pickle_dataset`,
-`siamese_dir_dataset`.
+Modules: `batch_dataset`, `combined_dataset`, `csv_dataset`, `data`, `dataloader`, `dataset`, `dir_dataset`,
+`extend_dataset`, `generator_dataset`, `interleave_dataset`, `labeled_dir_dataset`, `numpy_dataset`, `op_dataset`,
+`pickle_dataset`, `siamese_dir_dataset`.
 
 Everything here is imported on first access (no framework is imported by importing this module).
 """
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from fe.dataset import batch_dataset as batch_dataset
     from fe.dataset import combined_dataset as combined_dataset
     from fe.dataset import csv_dataset as csv_dataset
+    from fe.dataset import data as data
     from fe.dataset import dataloader as dataloader
     from fe.dataset import dataset as dataset
     from fe.dataset import dir_dataset as dir_dataset
@@ -46,8 +47,8 @@ if TYPE_CHECKING:
 __all__ = [
     "BatchDataset", "CSVDataset", "CombinedDataset", "DirDataset", "ExtendDataset", "GeneratorDataset",
     "InterleaveDataset", "LabeledDirDataset", "NumpyDataset", "PickleDataset", "SiameseDirDataset", "batch_dataset",
-    "combined_dataset", "csv_dataset", "dataloader", "dataset", "dir_dataset", "extend_dataset", "generator_dataset",
-    "interleave_dataset", "labeled_dir_dataset", "numpy_dataset", "op_dataset", "pickle_dataset",
+    "combined_dataset", "csv_dataset", "data", "dataloader", "dataset", "dir_dataset", "extend_dataset",
+    "generator_dataset", "interleave_dataset", "labeled_dir_dataset", "numpy_dataset", "op_dataset", "pickle_dataset",
     "siamese_dir_dataset",
 ]
 
@@ -65,9 +66,9 @@ _ATTRIBUTES = {
     "SiameseDirDataset": "fe_core.dataset.siamese_dir_dataset:SiameseDirDataset",
 }
 _SUBMODULES = [
-    "batch_dataset", "combined_dataset", "csv_dataset", "dataloader", "dataset", "dir_dataset", "extend_dataset",
-    "generator_dataset", "interleave_dataset", "labeled_dir_dataset", "numpy_dataset", "op_dataset", "pickle_dataset",
-    "siamese_dir_dataset",
+    "batch_dataset", "combined_dataset", "csv_dataset", "data", "dataloader", "dataset", "dir_dataset",
+    "extend_dataset", "generator_dataset", "interleave_dataset", "labeled_dir_dataset", "numpy_dataset", "op_dataset",
+    "pickle_dataset", "siamese_dir_dataset",
 ]
 
 __getattr__, __dir__ = attach(__name__, _ATTRIBUTES, _SUBMODULES)
