@@ -58,6 +58,9 @@ def test_mnist_downloads_once_verifies_and_caches(mirror, monkeypatch, tmp_path)
     assert os.path.exists(tmp_path / "cache" / "MNIST" / "mnist.npz")
     mnist.load_data()
     assert len(mirror.requests) == 1  # the second call reads the cache
+    cached = tmp_path / "cache" / "MNIST" / "mnist.npz"
+    cached.write_bytes(b"tampered")  # a changed file is verified again, found wrong, and downloaded again
+    assert len(mnist.load_data()[0]) == 5 and len(mirror.requests) == 2
 
 
 def test_checksum_mismatch_is_refused_and_leaves_no_file(mirror, tmp_path):

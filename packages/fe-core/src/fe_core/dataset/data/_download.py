@@ -5,6 +5,7 @@
 - Downloads go through `fe_core.util.downloads.download`: a temporary `.part` sibling renamed into place only once
   complete and verified (checksum when known), resumed with HTTP Range after an interruption, retried, and a one-line
   `DownloadError` naming the URL when offline. A tqdm bar shows progress when tqdm is installed (else a text bar).
+  A verified file gets a `<file>.verified` stamp (digest, size, mtime) so later loads skip re-hashing it.
 - `FE_DATA_MIRROR=http://host:port/prefix` fetches every file from that server instead (same path as on the original
   host), for air-gapped machines with a local copy and for tests.
 - Archives are extracted into a temporary folder inside the cache and moved into place with `os.replace`, so a
@@ -107,13 +108,37 @@ def fetch(url: str, directory: str, file_name: Optional[str] = None, checksum: O
     """
     name = file_name or urllib.parse.unquote(os.path.basename(urllib.parse.urlsplit(url).path))
     destination = os.path.join(directory, name)
-    if os.path.exists(destination) and checksum is None:
+    if os.path.exists(destination) and (checksum is None or _verified(destination, checksum, algorithm)):
         return destination
     source = mirror_url(url)
     if not os.path.exists(destination):
         print(f"Downloading {name} to {directory}")
-    return download(source, destination, progress=_progress(name) if progress else False, checksum=checksum,
+    path = download(source, destination, progress=_progress(name) if progress else False, checksum=checksum,
                     algorithm=algorithm)
+    if checksum is not None:
+        _record_verified(path, checksum, algorithm)
+    return path
+
+
+def _stamp(path: str, checksum: str, algorithm: str) -> str:
+    info = os.stat(path)
+    return f"{algorithm}:{checksum.lower()}:{info.st_size}:{info.st_mtime_ns}"
+
+
+def _verified(path: str, checksum: str, algorithm: str) -> bool:
+    """Whether `path` was verified against `checksum` and has not changed since (saves re-hashing big files)."""
+    try:
+        with open(path + ".verified", encoding="utf-8") as stream:
+            return stream.read().strip() == _stamp(path, checksum, algorithm)
+    except OSError:
+        return False
+
+
+def _record_verified(path: str, checksum: str, algorithm: str) -> None:
+    stamp = path + ".verified"
+    with open(stamp + ".tmp", "w", encoding="utf-8") as stream:
+        stream.write(_stamp(path, checksum, algorithm))
+    os.replace(stamp + ".tmp", stamp)
 
 
 def fetch_google_drive(file_id: str, destination: str) -> str:
