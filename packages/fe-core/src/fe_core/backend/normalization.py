@@ -105,7 +105,7 @@ def iwd(tensor: Tensor,
         pairwise_distance: float = 1.0,
         eps: Optional[Tensor] = None) -> Tensor:
     """Compute the Inverse Weighted Distance from the given input: probabilities proportional to
-    `1 / (distance + eps) ** power` along the last axis.
+    `1 / max(distance, eps) ** power` along the last axis.
 
     This can be used as an activation function for the final layer of a neural network instead of softmax, for
     example `activation=lambda x: iwd(tf.nn.sigmoid(x))`.
@@ -120,7 +120,7 @@ def iwd(tensor: Tensor,
             For numerical stability this must be less than 1.0.
         pairwise_distance: The distance to any other class when the distance to a target class is zero. With a zero
             distance to one class and this distance to every other, that class gets exactly `max_prob`.
-        eps: The numeric stability constant to be used when d approaches zero. If None then it is computed from
+        eps: The numeric stability constant: distances below it count as `eps`. If None then it is computed from
             `max_prob` and `pairwise_distance`; if given, those two are ignored.
 
     Returns:
@@ -138,10 +138,9 @@ def iwd(tensor: Tensor,
     if eps is None:
         if not 0.0 < max_prob < 1.0:
             raise ValueError(f"fe.backend.iwd: max_prob must be in (0, 1), got {max_prob}")
-        classes = int(tensor.shape[-1])
-        # a zero distance to one class and `pairwise_distance` to the C-1 others gives that class exactly max_prob:
-        # eps^-p / (eps^-p + (C-1) (d+eps)^-p) = max_prob  <=>  d / eps = (max_prob (C-1) / (1-max_prob))^(1/p) - 1
-        ratio = (max_prob * max(classes - 1, 1) / (1.0 - max_prob))**(1.0 / power) - 1.0
-        eps = pairwise_distance / ratio
-    weights = tensor_power(tensor + eps, -power)
+        others = max(int(tensor.shape[-1]) - 1, 1)
+        # distances are floored at eps: a zero distance to one class and `pairwise_distance` to the C-1 others gives
+        # weights eps^-p and d^-p, and eps^-p / (eps^-p + (C-1) d^-p) = max_prob exactly for this eps
+        eps = pairwise_distance * ((1.0 - max_prob) / (max_prob * others))**(1.0 / power)
+    weights = tensor_power(maximum(tensor, eps), -power)
     return weights / reduce_sum(weights, axis=-1, keepdims=True)
