@@ -10,6 +10,7 @@ from typing import Any, Dict, Iterable, List, Optional, Union
 import numpy as np
 from natsort import humansorted
 
+from fe_core.distributed.communicator import is_main_process
 from fe_core.containers import to_list
 from fe_core.data import Data
 from fe_core.summary.summary import ValWithError
@@ -204,6 +205,8 @@ class CSVLogger(Trace):
 
     # ------------------------------------------------------------------ the file
     def _save(self) -> None:
+        if not is_main_process():  # a data-parallel run: rank 0 writes the file
+            return
         if self.written_columns == self.columns:
             if self.written_rows < len(self.rows):
                 with open(self.filename, "a", newline="", encoding="utf-8") as file:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Iterable, Sequence, Union
 
+from fe_core.distributed.communicator import is_main_process
 from fe_core.data import Data
 from fe_core.export import fe_export
 from fe_core.trace.io.image_output import save_value
@@ -43,6 +44,8 @@ class ImageSaver(Trace):
         self._save_images(data)
 
     def _save_images(self, data: Data) -> None:
+        if not is_main_process():  # a data-parallel run: rank 0 writes the files
+            return
         for key in self.inputs:
             if key in data:
                 stem = os.path.join(self.save_dir, f"{key}_{self.system.mode}_epoch_{self.system.epoch_idx}")

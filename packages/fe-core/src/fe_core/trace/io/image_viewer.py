@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence, Union
 
+from fe_core.distributed.communicator import is_main_process
 from fe_core.data import Data
 from fe_core.export import fe_export
 from fe_core.trace.io.image_output import show_value
@@ -41,6 +42,8 @@ class ImageViewer(Trace):
         self._show_images(data)
 
     def _show_images(self, data: Data) -> None:
+        if not is_main_process():  # a data-parallel run: rank 0 shows the images
+            return
         for key in self.inputs:
             if key in data:
                 show_value(data[key], title=key, interactive=self.interactive)

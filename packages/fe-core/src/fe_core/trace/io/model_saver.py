@@ -8,6 +8,7 @@ import re
 import shutil
 from typing import Any, Dict, List, Optional, Union
 
+from fe_core.distributed.communicator import is_main_process
 from fe_core.checkpoint.atomic_dir import fsync_directory, fsync_file
 from fe_core.data import Data
 from fe_core.trace.adapt.model_metric import model_name_of
@@ -49,6 +50,8 @@ def save_model_files(backend: Any, model: Any, save_dir: str, file_stem: str,
     Example:
         >>> # save_model_files(network.backend, model, "/tmp/run", "model_epoch_3")  -> ['/tmp/run/model_epoch_3.pt']
     """
+    if not is_main_process():  # a data-parallel run: the weights are the same on every rank; rank 0 writes them
+        return []
     os.makedirs(save_dir, exist_ok=True)
     extension = backend.model_extension
     path = os.path.join(save_dir, f"{file_stem}.{extension}")

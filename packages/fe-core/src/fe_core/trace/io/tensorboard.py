@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
+from fe_core.distributed.communicator import is_main_process
 from fe_core.data import Data
 from fe_core.trace.freq import parse_freq
 from fe_core.trace.io._event_file import EventFileWriter
@@ -103,17 +104,20 @@ class TensorBoard(Trace):
         self.embedding_freq = parse_freq(embedding_freq)
         self.writers: Dict[str, EventFileWriter] = {}
         self.log_dir = ""  # log_dir/<experiment time>, set at on_begin
+        self._main = True
 
     def on_begin(self, data: Data) -> None:
         self.close()
         experiment = self.system.experiment_time or datetime.now().strftime("%Y%m%d-%H%M%S")
         self.log_dir = os.path.join(self.root_log_dir, experiment)
-        print(f"FastEstimator-Tensorboard: writing logs to {os.path.abspath(self.log_dir)}")
+        self._main = is_main_process()  # a data-parallel run: rank 0 writes the event files
+        if self._main:
+            print(f"FastEstimator-Tensorboard: writing logs to {os.path.abspath(self.log_dir)}")
 
     def on_batch_end(self, data: Data) -> None:
         system = self.system
         freq = self.update_freq
-        if system.mode != "train" or not freq.is_step or not freq.freq or system.global_step % freq.freq:
+        if not self._main or system.mode != "train" or not freq.is_step or not freq.freq or system.global_step % freq.freq:
             return
         batch = data.batch
         values: Dict[str, float] = {}
@@ -128,7 +132,7 @@ class TensorBoard(Trace):
     def on_epoch_end(self, data: Data) -> None:
         system = self.system
         freq = self.update_freq
-        if freq.freq and (freq.is_step or system.epoch_idx % freq.freq == 0):
+        if self._main and freq.freq and (freq.is_step or system.epoch_idx % freq.freq == 0):
             scalars = self._logged_scalars(data)
             if scalars:
                 self._writer(system.mode).add_scalars(scalars, step=system.global_step or 0)

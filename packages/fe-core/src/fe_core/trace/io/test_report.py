@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import numpy as np
 
+from fe_core.distributed.communicator import is_main_process
 from fe_core.containers import to_list
 from fe_core.data import Data
 from fe_core.export import fe_export
@@ -167,6 +168,8 @@ class TestReport(Trace):
                 entry["fail_id"] = case.fail_id
             tests.append(entry)
         self.json_summary["tests"] = tests
+        if not is_main_process():  # a data-parallel run: rank 0 writes the report
+            return
         os.makedirs(self.save_path, exist_ok=True)
         stem = os.path.join(self.save_path, f"{self.test_title}_TestReport")
         temp = f"{stem}.json.tmp"

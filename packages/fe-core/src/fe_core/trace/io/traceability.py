@@ -10,6 +10,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
+from fe_core.distributed.communicator import is_main_process
 from fe_core.containers import to_list
 from fe_core.data import Data
 from fe_core.export import fe_export
@@ -151,6 +152,8 @@ class Traceability(Trace):
         from fe_core.report.latex_document import write_document  # pylint: disable=import-outside-toplevel
 
         system = self.system
+        if not is_main_process():  # a data-parallel run: rank 0 writes the report
+            return
         name = getattr(system.summary, "name", None) or "experiment"
         os.makedirs(self.resource_dir, exist_ok=True)
         doc = pylatex.Document(geometry_options=["lmargin=2cm", "rmargin=2cm", "tmargin=2cm", "bmargin=2cm"])
