@@ -8,6 +8,7 @@ from typing import Any, Dict, Iterable, List, Optional, TextIO, Union
 import numpy as np
 
 from fe_core.data import Data
+from fe_core.distributed.communicator import is_main_process
 from fe_core.trace.trace import Trace
 from fe_core.export import fe_export
 
@@ -178,6 +179,8 @@ class ProgressBar(Trace):
 
     def on_epoch_begin(self, data: Data) -> None:
         system = self.system
+        if not is_main_process():  # a data-parallel run: rank 0 shows the bar
+            return
         if self.monitor_names is None:
             self.monitor_names = sorted(system.network.get_loss_keys()) if system.network is not None else []
         total = self._epoch_steps()
