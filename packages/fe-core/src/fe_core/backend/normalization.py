@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 
-from fe_core.backend.conversion import cast
+from fe_core.backend.conversion import cast, convert_tensor_precision
 from fe_core.backend.dispatch import Dispatch
 from fe_core.backend.elementwise import maximum
 from fe_core.backend.elementwise import pow as tensor_power
@@ -70,7 +70,10 @@ def normalize(tensor: Tensor,
               max_pixel_value: float = 255.0,
               epsilon: float = 1e-7) -> Tensor:
     """Compute the normalized value of a `tensor`: `(tensor - mean * max_pixel_value) / (std * max_pixel_value +
-    epsilon)`, with per-channel `mean` / `std` applied along the last axis.
+    epsilon)`, in float32 (TensorFlow: the Keras policy's compute dtype).
+
+    Per-channel `mean` / `std` apply along the channel axis of images: the last axis for numpy and TensorFlow
+    (H, W, C), axis -3 for torch tensors of 3 or more dimensions ((C, H, W), as torchvision's `Normalize`).
 
     Args:
         tensor: The input 'tensor' value.
@@ -88,10 +91,10 @@ def normalize(tensor: Tensor,
 
     Example:
         >>> n = np.array([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]])
-        >>> np.round(normalize(n, (0.5, 0.625), (0.2795, 0.2795), 8.0)[0], 4).tolist()
-        [[-1.3417, -1.3417], [-0.4472, -0.4472]]
+        >>> [[round(float(v), 3) for v in row] for row in normalize(n, (0.5, 0.625), (0.2795, 0.2795), 8.0)[0]]
+        [[-1.342, -1.342], [-0.447, -0.447]]
     """
-    tensor = _floating(tensor, "normalize")
+    tensor = convert_tensor_precision(tensor)
     backend = _dispatch(tensor, "normalize")
     shift = _channel_values(mean, max_pixel_value, tensor, backend)
     scale = _channel_values(std, max_pixel_value, tensor, backend)

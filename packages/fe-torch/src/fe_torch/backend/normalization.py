@@ -12,4 +12,8 @@ def is_floating(tensor: torch.Tensor) -> bool:
 
 
 def constant_like(values: np.ndarray, like: torch.Tensor) -> torch.Tensor:
-    return torch.as_tensor(values, dtype=like.dtype, device=like.device)
+    """Per-channel values shaped to broadcast over the channel axis of (..., C, H, W) images."""
+    constant = torch.as_tensor(values, dtype=like.dtype, device=like.device)
+    if constant.ndim == 1 and constant.numel() > 1 and like.ndim >= 3:
+        constant = constant.reshape(-1, 1, 1)
+    return constant
