@@ -102,4 +102,4 @@ def test_fe_offers_one_extra_per_backend_and_a_cli():
     core_extras = {name: {"fe-core"} for name in ("image", "table", "plot", "report", "data")}
     assert extras == {"torch": {"fe-torch"}, "tf": {"fe-tf"}, "all": {"fe-torch", "fe-tf", "fe-core"},
                       "examples": {"scikit-learn", "matplotlib"}, **core_extras}
-    assert project["scripts"] == {"fe": "fe.cli:main"}
+    assert project["scripts"] == {"fe": "fe.cli.main:main"}

@@ -58,7 +58,7 @@ class Op:
         return f"{type(self).__name__}(inputs={self.inputs}, outputs={self.outputs})"
 
 
-@fe_export("fe.op.op.get_inputs_by_op")
+@fe_export("fe.op.op.get_inputs_by_op", "fe.op.get_inputs_by_op")
 def get_inputs_by_op(op: Op, store: MutableMapping[str, Any]) -> Any:
     """Read `op`'s inputs from `store`, as one value or a list (see `Op`)."""
     if op.in_list:
@@ -66,7 +66,7 @@ def get_inputs_by_op(op: Op, store: MutableMapping[str, Any]) -> Any:
     return store[op.inputs[0]]
 
 
-@fe_export("fe.op.op.write_outputs_by_op")
+@fe_export("fe.op.op.write_outputs_by_op", "fe.op.write_outputs_by_op")
 def write_outputs_by_op(op: Op, store: MutableMapping[str, Any], outputs: Any) -> None:
     """Write `outputs` into `store` under `op.outputs`.
 
