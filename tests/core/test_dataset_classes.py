@@ -154,12 +154,13 @@ def test_siamese_dir_dataset_pairs_and_class_split(tmp_path):
     for index in range(len(ds)):
         pair = ds[index]
         assert pair["y"] == 1 and os.path.dirname(pair["x_a"]) == os.path.dirname(pair["x_b"])
+        assert pair["x_a"] != pair["x_b"]
     ds.percent_matching_data = 0.0
     assert all(ds[i]["y"] == 0 and os.path.dirname(ds[i]["x_a"]) != os.path.dirname(ds[i]["x_b"]) for i in range(12))
     held = ds.split(1, seed=0)
     assert len(held) == 3 and len(ds) == 9 and held.summary().num_classes == 1
     left, right = ds.one_shot_trial(3)
-    assert len(set(left)) == 1 and len(right) == 3
+    assert len(set(left)) == 1 and len(right) == 3 and left[0] != right[0]
     assert os.path.dirname(left[0]) == os.path.dirname(right[0])
     assert len({os.path.dirname(path) for path in right}) == 3
 

@@ -21,7 +21,8 @@ class SiameseDirDataset(LabeledDirDataset):
     where the label value is 1 if the data are drawn from the same class, and 0 otherwise. One epoch is defined as
     the time it takes to visit every data point exactly once as the 'data_key_left'. Each data point may occur zero
     or many times as 'data_key_right' within the same epoch. `split()` splits by class index rather than by data
-    instance index. The right-hand element is drawn from numpy's global random state (reproducible and resumable).
+    instance index. A matching right-hand element is another file of the same class (when the class has one). The
+    right-hand element is drawn from numpy's global random state (reproducible and resumable).
 
     Args:
         root_dir: The path to the directory containing data sorted by folders.
@@ -74,7 +75,11 @@ class SiameseDirDataset(LabeledDirDataset):
         label, position = self._locations[index]
         files = self.class_data[label]
         if len(self._classes) < 2 or np.random.uniform() < self.percent_matching_data:
-            right = files[np.random.randint(len(files))]
+            if len(files) > 1:  # another file of the same class
+                other = np.random.randint(len(files) - 1)
+                right = files[other + 1 if other >= position else other]
+            else:
+                right = files[position]
             same = 1
         else:
             others = [other for other in self._classes if other != label]
@@ -128,11 +133,12 @@ class SiameseDirDataset(LabeledDirDataset):
         Raises:
             DatasetArgumentError: If `n` exceeds the number of classes.
         """
-        if not 1 <= n <= len(self._classes):
-            raise DatasetArgumentError(f"one_shot_trial needs 1 <= n <= {len(self._classes)} classes, got {n}")
+        if not 2 <= n <= len(self._classes):
+            raise DatasetArgumentError(f"one_shot_trial needs 2 <= n <= {len(self._classes)} (the number of classes), "
+                                       f"got {n}")
         picked = np.random.choice(len(self._classes), size=n, replace=False)
         first = self.class_data[self._classes[picked[0]]]
-        pair = np.random.choice(len(first), size=2, replace=len(first) < 2)
+        pair = np.random.choice(len(first), size=2, replace=len(first) < 2)  # two different files when possible
         left = [first[pair[0]]] * n
         right = [first[pair[1]]]
         for class_index in picked[1:]:
@@ -148,8 +154,9 @@ class SiameseDirDataset(LabeledDirDataset):
         """
         keys = {self.data_key_left: KeySummary(dtype="str"), self.data_key_right: KeySummary(dtype="str"),
                 self.label_key: KeySummary(dtype="int", num_unique_values=2)}
+        # the label says "same class or not", so the class mapping is left out (as FastEstimator does)
         return DatasetSummary(num_instances=len(self), keys=keys, num_classes=len(self._classes),
-                              class_key_mapping=self.mapping, class_key=self.label_key)
+                              class_key=self.label_key)
 
 
 class _ClassView:
