@@ -66,8 +66,17 @@ def test_argument_errors_name_the_op() -> None:
 
 
 def test_a_kernel_op_outside_a_network_needs_framework_tensors() -> None:
-    with pytest.raises(TypeError, match="Permute runs on torch or TensorFlow tensors"):
-        Permute(inputs="x", outputs="y").forward([np.zeros((1, 2, 3, 4))], {})
+    with pytest.raises(TypeError, match="UnHadamard runs on torch or TensorFlow tensors"):
+        UnHadamard(inputs="x", outputs="y", n_classes=4).forward([np.zeros((1, 4))], {})
+
+
+def test_ops_written_with_fe_backend_functions_also_take_numpy() -> None:
+    x = np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4)
+    assert Permute(inputs="x", outputs="y").forward([x], {})[0].shape == (1, 4, 2, 3)
+    assert Reshape(inputs="x", outputs="y", shape=(2, 12)).forward([x], {})[0].shape == (2, 12)
+    hinge = Hinge(inputs=("p", "t"), outputs="l", average_loss=False)
+    np.testing.assert_allclose(hinge.forward([np.array([[0.1, 0.9, 0.05, 0.05]]), np.array([[-1, 1, 1, -1]])], {}),
+                               [0.8], rtol=1e-6)
 
 
 def test_framework_free_meta_ops_and_loss_pass_through() -> None:

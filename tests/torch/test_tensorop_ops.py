@@ -1,7 +1,6 @@
 """Torch: the shape/value TensorOps and the extra losses, called directly (lazy build) and inside a TorchNetwork."""
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, List
 
 import numpy as np
@@ -14,7 +13,6 @@ from fe_core.op.tensorop import (Argmax, CrossEntropy, DiceLoss, FocalLoss, Gath
                                  MeanSquaredError, ModelOp, Normalize, Permute, Reshape, Resize3D, SuperLoss,
                                  TensorOp, UnHadamard, UpdateOp)
 from fe_core.op.tensorop.hadamard import hadamard_matrix
-from fe_torch.tensorop.losses import lambertw
 
 STATE: Dict[str, Any] = {"mode": "train", "warmup": False}
 
@@ -129,12 +127,6 @@ def test_l2_regularization_adds_half_the_squared_weights() -> None:
     expected = sum(float((p.detach()**2).sum()) for p in model.parameters()) / 2
     op = L2Regularizaton(inputs="ce", outputs="l", model=model, beta=0.1)
     assert float(op.forward(torch.tensor(1.0), STATE).detach()) == pytest.approx(1.0 + 0.1 * expected, rel=1e-5)
-
-
-def test_lambertw_matches_the_documented_values() -> None:
-    x = torch.tensor([-1.0 / math.e, -0.34, -0.32, -0.2, 0, 0.12, 0.15, math.e, 5, math.exp(1 + math.e), 100])
-    np.testing.assert_allclose(lambertw(x).numpy(),
-                               [-1, -0.654, -0.560, -0.259, 0, 0.108, 0.132, 1, 1.327, 2.718, 3.386], atol=2e-3)
 
 
 def test_super_loss_trains_and_keeps_its_moving_average_in_checkpoint_state() -> None:

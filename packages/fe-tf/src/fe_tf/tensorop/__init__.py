@@ -5,12 +5,12 @@
 """
 from typing import Any, Callable, Dict
 
-from fe_tf.tensorop import augmentation, gradient, losses, meta, tensor_ops
+from fe_tf.tensorop import augmentation, gradient, meta, super_loss, tensor_ops
 
 __all__ = ["KERNELS", "register_kernels"]
 
 KERNELS: Dict[str, Callable[..., Any]] = {
-    **tensor_ops.KERNELS, **losses.KERNELS, **gradient.KERNELS, **augmentation.KERNELS, **meta.KERNELS}
+    **tensor_ops.KERNELS, **super_loss.KERNELS, **gradient.KERNELS, **augmentation.KERNELS, **meta.KERNELS}
 
 
 def register_kernels(backend_class: type) -> None:

@@ -1,5 +1,5 @@
-"""TensorFlow kernels of fe-core's tensor-shaping and value TensorOps: Gather, Normalize, UnHadamard, Permute,
-Reshape, Resize3D (eager or inside the Network's tf.function)."""
+"""TensorFlow kernels of fe-core's UnHadamard and Resize3D (eager or inside the Network's tf.function); Resize3D resizes
+axis by axis with the same index rules as torch, so both frameworks give the same values."""
 from __future__ import annotations
 
 import math
@@ -18,29 +18,6 @@ def _floating(tensor: Any) -> tf.Tensor:
     return tensor if tensor.dtype.is_floating else tf.cast(tensor, tf.float32)
 
 
-def gather_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[tf.Tensor]:
-    """Each sample's entry at its index (or its maximum over axis 1 without indices)."""
-    indices, values = data[:op.num_indices], data[op.num_indices:]
-    results = []
-    for position, tensor in enumerate(values):
-        if not indices:
-            results.append(tf.reduce_max(tensor, axis=1))
-            continue
-        index = tf.cast(tf.reshape(indices[position if len(indices) > 1 else 0], [-1]), tf.int32)
-        results.append(tf.gather(tensor, index, axis=1, batch_dims=1))
-    return results
-
-
-def normalize_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[tf.Tensor]:
-    """(x - mean) / std per channel of the last axis (integers become float32)."""
-    mean, std = op.scaled()
-    results = []
-    for tensor in data:
-        tensor = _floating(tensor)
-        results.append((tensor - tf.constant(mean, tensor.dtype)) / tf.constant(std, tensor.dtype))
-    return results
-
-
 def un_hadamard_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[tf.Tensor]:
     """Class probabilities from the L1 distances to the code words (inverse distance weighting)."""
     codes = hadamard_matrix(op.code_length)[:op.n_classes]
@@ -51,16 +28,6 @@ def un_hadamard_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[
         weights = 1.0 / (distance + op.offset)
         results.append(weights / tf.reduce_sum(weights, axis=-1, keepdims=True))
     return results
-
-
-def permute_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[tf.Tensor]:
-    """Reorder the axes."""
-    return [tf.transpose(tensor, op.permutation) for tensor in data]
-
-
-def reshape_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[tf.Tensor]:
-    """Reshape to `op.shape`."""
-    return [tf.reshape(tensor, op.shape) for tensor in data]
 
 
 def resize_matrix(size_in: int, size_out: int, mode: str) -> np.ndarray:
@@ -95,10 +62,6 @@ def resize3d_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[tf.
 
 
 KERNELS = {
-    "gather": gather_kernel,
-    "normalize": normalize_kernel,
     "un_hadamard": un_hadamard_kernel,
-    "permute": permute_kernel,
-    "reshape": reshape_kernel,
     "resize3d": resize3d_kernel,
 }

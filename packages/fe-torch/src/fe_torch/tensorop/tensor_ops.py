@@ -1,5 +1,4 @@
-"""Torch kernels of fe-core's tensor-shaping and value TensorOps: Gather, Normalize, UnHadamard, Permute, Reshape,
-Resize3D."""
+"""Torch kernels of fe-core's UnHadamard and Resize3D."""
 from __future__ import annotations
 
 from typing import Any, Dict, List
@@ -23,31 +22,6 @@ def _cached(op: Any, name: str, reference: Tensor, make: Any) -> Tensor:
     return cached
 
 
-def gather_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> List[Tensor]:
-    """Each sample's entry at its index (or its maximum over axis 1 without indices)."""
-    indices, values = data[:op.num_indices], data[op.num_indices:]
-    results = []
-    for position, tensor in enumerate(values):
-        if not indices:
-            results.append(tensor.max(dim=1).values)
-            continue
-        index = indices[position if len(indices) > 1 else 0].reshape(-1).to(device=tensor.device, dtype=torch.long)
-        results.append(tensor[torch.arange(tensor.shape[0], device=tensor.device), index])
-    return results
-
-
-def normalize_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> List[Tensor]:
-    """(x - mean) / std per channel of the last axis (integers become float32)."""
-    results = []
-    for tensor in data:
-        if not tensor.is_floating_point():
-            tensor = tensor.float()
-        mean = _cached(op, "_fe_torch_mean", tensor, lambda: torch.tensor(op.scaled()[0]))
-        std = _cached(op, "_fe_torch_std", tensor, lambda: torch.tensor(op.scaled()[1]))
-        results.append((tensor - mean) / std)
-    return results
-
-
 def un_hadamard_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> List[Tensor]:
     """Class probabilities from the L1 distances to the code words (inverse distance weighting)."""
     results = []
@@ -59,16 +33,6 @@ def un_hadamard_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> Li
         weights = 1.0 / distance
         results.append(weights / weights.sum(dim=-1, keepdim=True))
     return results
-
-
-def permute_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> List[Tensor]:
-    """Reorder the axes."""
-    return [tensor.permute(*op.permutation) for tensor in data]
-
-
-def reshape_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> List[Tensor]:
-    """Reshape to `op.shape`."""
-    return [tensor.reshape(op.shape) for tensor in data]
 
 
 def resize3d_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> List[Tensor]:
@@ -83,10 +47,6 @@ def resize3d_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> List[
 
 
 KERNELS = {
-    "gather": gather_kernel,
-    "normalize": normalize_kernel,
     "un_hadamard": un_hadamard_kernel,
-    "permute": permute_kernel,
-    "reshape": reshape_kernel,
     "resize3d": resize3d_kernel,
 }

@@ -6,6 +6,7 @@ from typing import Any, Dict, Iterable, Optional, Union
 
 import numpy as np
 
+from fe_core.backend.models import l2_regularization
 from fe_core.export import fe_export
 from fe_core.op.tensorop.loss import LossOp
 from fe_core.op.tensorop.tensorop import TensorOp
@@ -27,8 +28,6 @@ class L2Regularizaton(TensorOp):  # FastEstimator's spelling
         beta: The weight of the penalty.
     """
 
-    kernel_name = "l2_regularization"
-
     def __init__(self,
                  inputs: str,
                  outputs: str,
@@ -38,6 +37,9 @@ class L2Regularizaton(TensorOp):  # FastEstimator's spelling
         super().__init__(inputs=inputs, outputs=outputs, mode=mode)
         self.model = model
         self.beta = beta
+
+    def forward(self, data: Any, state: Dict[str, Any]) -> Any:
+        return data + l2_regularization(self.model, self.beta)
 
 
 @fe_export("fe.op.tensorop.loss.super_loss.SuperLoss", "fe.op.tensorop.loss.SuperLoss")

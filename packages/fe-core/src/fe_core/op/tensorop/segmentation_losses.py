@@ -1,10 +1,16 @@
-"""Losses beyond the basic three: `DiceLoss`, `FocalLoss`, `Hinge` (each one class, with torch and tf kernels)."""
+"""Losses beyond the basic three: `DiceLoss`, `FocalLoss`, `Hinge`, computed with fe.backend's loss functions (so
+they work on torch and TensorFlow tensors alike, inside the traced tf step too)."""
 from __future__ import annotations
 
-from typing import Dict, Iterable, Optional, Tuple, List, Union
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
+import numpy as np
+
+from fe_core.backend.losses import dice_score, focal_loss, hinge
+from fe_core.backend.reductions import reduce_mean
 from fe_core.export import fe_export
 from fe_core.op.tensorop.loss import LossOp
+from fe_core.op.tensorop.tensorop import framework_of_data
 
 __all__ = ["DiceLoss", "FocalLoss", "Hinge"]
 
@@ -35,7 +41,6 @@ class DiceLoss(LossOp):
         ValueError: For inputs other than (y_pred, y_true), or channel weights that are not {int: number}.
     """
 
-    kernel_name = "dice_loss"
     input_arity = 2
 
     def __init__(self,
@@ -70,6 +75,18 @@ class DiceLoss(LossOp):
             weights[channel] = float(weight)
         return weights
 
+    def forward(self, data: List[Any], state: Dict[str, Any]) -> Any:
+        y_pred, y_true = data
+        weights = None
+        if self.channel_weights:
+            framework = getattr(self, "framework", None) or framework_of_data(y_pred)
+            channels = y_pred.shape[1] if framework == "torch" else y_pred.shape[-1]
+            weights = np.asarray([self.weight_list(int(channels))], dtype=np.float32)
+        dice = dice_score(y_pred, y_true, soft_dice=self.soft_dice, sample_average=self.average_loss,
+                          channel_average=self.channel_average, channel_weights=weights, epsilon=self.epsilon)
+        loss = 1.0 - dice
+        return [loss] if self.out_list else loss
+
 
 @fe_export("fe.op.tensorop.loss.focal_loss.FocalLoss", "fe.op.tensorop.loss.FocalLoss")
 class FocalLoss(LossOp):
@@ -93,7 +110,6 @@ class FocalLoss(LossOp):
         ValueError: For invalid reductions or inputs other than (y_pred, y_true).
     """
 
-    kernel_name = "focal_loss"
     input_arity = 2
 
     def __init__(self,
@@ -117,6 +133,13 @@ class FocalLoss(LossOp):
         self.from_logits = from_logits
         self.normalize = normalize
 
+    def forward(self, data: List[Any], state: Dict[str, Any]) -> Any:
+        y_pred, y_true = data
+        loss = focal_loss(y_true, y_pred, gamma=self.gamma, alpha=self.alpha, from_logits=self.from_logits,
+                          normalize=self.normalize, shape_reduction=self.shape_reduction,
+                          sample_reduction=self.sample_reduction)
+        return [loss] if self.out_list else loss
+
 
 @fe_export("fe.op.tensorop.loss.hinge.Hinge", "fe.op.tensorop.loss.Hinge")
 class Hinge(LossOp):
@@ -130,7 +153,6 @@ class Hinge(LossOp):
         average_loss: Average over the batch (True) or keep one value per sample.
     """
 
-    kernel_name = "hinge"
     input_arity = 2
 
     def __init__(self,
@@ -140,3 +162,13 @@ class Hinge(LossOp):
                  ds_id: Union[None, str, Iterable[str]] = None,
                  average_loss: bool = True) -> None:
         super().__init__(inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id, average_loss=average_loss)
+
+    def forward(self, data: List[Any], state: Dict[str, Any]) -> Any:
+        y_pred, y_true = data
+        loss = hinge(y_true, y_pred)  # the mean over the last axis
+        rank = len(loss.shape)
+        if rank > 1:
+            loss = reduce_mean(loss, axis=list(range(1, rank)))
+        if self.average_loss:
+            loss = reduce_mean(loss)
+        return [loss] if self.out_list else loss

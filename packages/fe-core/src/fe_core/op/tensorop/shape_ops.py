@@ -1,8 +1,9 @@
 """TensorOps that change a tensor's shape: `Permute`, `Reshape`, `Resize3D` (torch and tf kernels)."""
 from __future__ import annotations
 
-from typing import Iterable, List, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Sequence, Tuple, Union
 
+from fe_core.backend.shapes import permute, reshape
 from fe_core.export import fe_export
 from fe_core.op.tensorop.tensorop import TensorOp
 
@@ -21,8 +22,6 @@ class Permute(TensorOp):
         ds_id: Dataset id(s) to run on.
     """
 
-    kernel_name = "permute"
-
     def __init__(self,
                  inputs: Union[str, Iterable[str]],
                  outputs: Union[str, Iterable[str]],
@@ -37,6 +36,9 @@ class Permute(TensorOp):
         self.permutation = [int(axis) for axis in permutation]
         self.in_list, self.out_list = True, True
 
+    def forward(self, data: List[Any], state: Dict[str, Any]) -> List[Any]:
+        return [permute(tensor, self.permutation) for tensor in data]
+
 
 @fe_export("fe.op.tensorop.reshape.Reshape", "fe.op.tensorop.Reshape")
 class Reshape(TensorOp):
@@ -50,8 +52,6 @@ class Reshape(TensorOp):
         ds_id: Dataset id(s) to run on.
     """
 
-    kernel_name = "reshape"
-
     def __init__(self,
                  inputs: Union[str, List[str]],
                  outputs: Union[str, List[str]],
@@ -63,6 +63,9 @@ class Reshape(TensorOp):
             raise ValueError(f"Reshape needs one output per input, got {self.inputs} -> {self.outputs}")
         self.shape = [int(shape)] if isinstance(shape, int) else [int(size) for size in shape]
         self.in_list, self.out_list = True, True
+
+    def forward(self, data: List[Any], state: Dict[str, Any]) -> List[Any]:
+        return [reshape(tensor, self.shape) for tensor in data]
 
 
 @fe_export("fe.op.tensorop.resize3d.Resize3D", "fe.op.tensorop.Resize3D")

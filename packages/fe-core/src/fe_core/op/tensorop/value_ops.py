@@ -1,8 +1,11 @@
 """TensorOps that compute values from tensors: `Gather`, `Normalize`, `UnHadamard` (torch and tf kernels)."""
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
+from fe_core.backend.normalization import normalize
+from fe_core.backend.reductions import reduce_max
+from fe_core.backend.shapes import gather_from_batch
 from fe_core.containers import to_list
 from fe_core.export import fe_export
 from fe_core.op.tensorop.hadamard import check_code_length, distance_offset
@@ -29,8 +32,6 @@ class Gather(TensorOp):
         ValueError: If the numbers of inputs, indices and outputs do not match.
     """
 
-    kernel_name = "gather"
-
     def __init__(self,
                  inputs: Union[str, List[str]],
                  outputs: Union[str, List[str]],
@@ -48,6 +49,13 @@ class Gather(TensorOp):
         self.num_indices = len(index_keys)
         self.in_list, self.out_list = True, True
 
+    def forward(self, data: List[Any], state: Dict[str, Any]) -> List[Any]:
+        indices, values = data[:self.num_indices], data[self.num_indices:]
+        if not indices:
+            return [reduce_max(tensor, axis=1) for tensor in values]
+        return [gather_from_batch(tensor, indices[position if len(indices) > 1 else 0])
+                for position, tensor in enumerate(values)]
+
 
 @fe_export("fe.op.tensorop.normalize.Normalize", "fe.op.tensorop.Normalize")
 class Normalize(TensorOp):
@@ -63,7 +71,6 @@ class Normalize(TensorOp):
         ds_id: Dataset id(s) to run on.
     """
 
-    kernel_name = "normalize"
     EPSILON = 1e-7
 
     def __init__(self,
@@ -82,13 +89,8 @@ class Normalize(TensorOp):
         self.max_pixel_value = max_pixel_value
         self.in_list, self.out_list = True, True
 
-    def scaled(self) -> tuple:
-        """(mean * max_pixel_value, std * max_pixel_value + epsilon) as float lists (what the kernels apply)."""
-        mean = [float(m) * self.max_pixel_value for m in to_list(self.mean)] if not isinstance(
-            self.mean, (int, float)) else [float(self.mean) * self.max_pixel_value]
-        std = [float(s) * self.max_pixel_value + self.EPSILON for s in to_list(self.std)] if not isinstance(
-            self.std, (int, float)) else [float(self.std) * self.max_pixel_value + self.EPSILON]
-        return mean, std
+    def forward(self, data: List[Any], state: Dict[str, Any]) -> List[Any]:
+        return [normalize(tensor, self.mean, self.std, self.max_pixel_value, epsilon=self.EPSILON) for tensor in data]
 
 
 @fe_export("fe.op.tensorop.un_hadamard.UnHadamard", "fe.op.tensorop.UnHadamard")
