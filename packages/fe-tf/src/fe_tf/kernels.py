@@ -211,7 +211,7 @@ class TFKernels:
     def kernel_cross_entropy(self, op: Any, data: Sequence[Any], state: Dict[str, Any]) -> tf.Tensor:
         """Binary, categorical or sparse categorical cross entropy (picked by `op.infer_form`), float32.
 
-        Binary losses are averaged over the last axis (as Keras does); the others have no class axis left.
+        Binary losses are one value per sample (the mean over its elements); the others lose the class axis.
         """
         y_pred, y_true = data
         y_pred = tf.convert_to_tensor(y_pred)
@@ -221,8 +221,7 @@ class TFKernels:
         if form == "binary":
             if y_pred.shape.rank == 1:
                 y_pred = y_pred[:, tf.newaxis]
-            loss = tf.reduce_mean(crossentropy.binary_crossentropy(y_pred, y_true, op.from_logits, False, weights),
-                                  axis=-1)
+            loss = crossentropy.binary_crossentropy(y_pred, y_true, op.from_logits, False, weights)  # per sample
         elif form == "categorical":
             loss = crossentropy.categorical_crossentropy(y_pred, y_true, op.from_logits, False, weights)
         else:

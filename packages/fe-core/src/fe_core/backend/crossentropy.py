@@ -63,7 +63,7 @@ def _np_log_probabilities(y_pred: np.ndarray, from_logits: bool) -> np.ndarray:
 @fe_export("fe.backend.binary_crossentropy")
 def binary_crossentropy(y_pred: Tensor, y_true: Tensor, from_logits: bool = False, average_loss: bool = True,
                         class_weights: Optional[Weight_Dict] = None) -> Tensor:
-    """Compute binary crossentropy, element by element.
+    """Compute binary crossentropy: element by element, then averaged over each sample's elements.
 
     This method is applicable when there are only two label classes (zero and one).
 
@@ -76,7 +76,7 @@ def binary_crossentropy(y_pred: Tensor, y_true: Tensor, from_logits: bool = Fals
 
     Returns:
         The binary crossentropy between `y_pred` and `y_true`. A scalar if `average_loss` is True, else a tensor with
-        the same shape as `y_true`.
+        the shape (Batch) (the mean of each sample's element-wise losses, as FastEstimator computes it).
 
     Raises:
         AssertionError: If `y_true` or `y_pred` are unacceptable data types.
@@ -85,7 +85,7 @@ def binary_crossentropy(y_pred: Tensor, y_true: Tensor, from_logits: bool = Fals
         >>> true, pred = np.array([[1], [0], [1], [0]]), np.array([[0.9], [0.3], [0.8], [0.1]])
         >>> round(float(binary_crossentropy(pred, true)), 3)
         0.198
-        >>> np.round(binary_crossentropy(pred, true, average_loss=False, class_weights={1: 2.0}), 3).ravel().tolist()
+        >>> np.round(binary_crossentropy(pred, true, average_loss=False, class_weights={1: 2.0}), 3).tolist()
         [0.211, 0.357, 0.446, 0.105]
     """
     backend = _owner(y_pred, y_true, "binary_crossentropy")
@@ -100,6 +100,8 @@ def binary_crossentropy(y_pred: Tensor, y_true: Tensor, from_logits: bool = Fals
         loss = -(true * np.log(pred) + (1.0 - true) * np.log(1.0 - pred))
     if class_weights:
         loss = loss * weight_table(class_weights, 2)[np.rint(true).astype(np.int64)]
+    if loss.ndim > 1:
+        loss = loss.reshape(loss.shape[0], -1).mean(axis=1)
     return _np_finish(loss, average_loss)
 
 

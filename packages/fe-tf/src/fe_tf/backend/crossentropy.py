@@ -47,6 +47,8 @@ def binary_crossentropy(y_pred: Any, y_true: Any, from_logits: bool, average_los
         loss = -(target * tf.math.log(probability) + (1.0 - target) * tf.math.log1p(-probability))
     if class_weights is not None and (not isinstance(class_weights, dict) or class_weights):
         loss = _weighted(loss, tf.round(target), class_weights, 2)
+    if loss.shape.rank is None or loss.shape.rank > 1:
+        loss = tf.reduce_mean(tf.reshape(loss, tf.stack([tf.shape(loss)[0], -1])), axis=1)
     return _finish(loss, average_loss)
 
 

@@ -54,6 +54,8 @@ def binary_crossentropy(y_pred: torch.Tensor, y_true: torch.Tensor, from_logits:
         loss = -(target * torch.log(probability) + (1.0 - target) * torch.log1p(-probability))
     if class_weights:
         loss = loss * class_weight_tensor(class_weights, 2, loss.device)[target.round().long()]
+    if loss.ndim > 1:
+        loss = loss.reshape(loss.shape[0], -1).mean(dim=1)
     return _finish(loss, average_loss)
 
 
