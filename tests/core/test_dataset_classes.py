@@ -181,6 +181,9 @@ def test_generator_dataset_draws_samples_per_epoch():
     assert len(batches) == 2 and batches[0][0] < batches[1][1]
     with pytest.raises(DatasetArgumentError):
         GeneratorDataset(numbers(), samples_per_epoch=0)
+    assert GeneratorDataset(numbers, samples_per_epoch=2)[0]["x"].tolist() == [0]  # a generator function works too
+    with pytest.raises(DatasetArgumentError, match="needs a generator"):
+        GeneratorDataset([{"x": 1}], samples_per_epoch=1)
     with pytest.raises(DatasetArgumentError, match="cannot be split"):
         ds.split(0.5)
 

@@ -19,7 +19,8 @@ class GeneratorDataset(FEDataset):
     resume mid-epoch, let the generator draw its randomness from numpy's global random state (np.random.*).
 
     Args:
-        generator: The generator (an iterator of sample dicts) to draw samples from.
+        generator: The generator (an iterator of sample dicts) to draw samples from; a generator function is called
+            once to start it.
         samples_per_epoch: How many samples should be drawn from the generator during an epoch. Note that the
             generator will actually be invoked more times than the number specified here (the Pipeline looks at one
             sample to learn the keys, leaving numpy's random state as it was).
@@ -40,6 +41,11 @@ class GeneratorDataset(FEDataset):
         if not isinstance(samples_per_epoch, int) or isinstance(samples_per_epoch, bool) or samples_per_epoch < 1:
             raise DatasetArgumentError(f"GeneratorDataset samples_per_epoch must be a positive int, got "
                                        f"{samples_per_epoch!r}")
+        if callable(generator) and not hasattr(generator, "__next__"):
+            generator = generator()  # a generator function: start it
+        if not hasattr(generator, "__next__"):
+            raise DatasetArgumentError(f"GeneratorDataset needs a generator (or generator function), got "
+                                       f"{type(generator).__name__}")
         self.generator = generator
         self.samples_per_epoch = samples_per_epoch
         self._keys: Optional[List[str]] = None
