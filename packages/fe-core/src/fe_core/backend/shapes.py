@@ -264,7 +264,8 @@ def concat(tensors: List[Tensor], axis: int = 0) -> Optional[Tensor]:
 def gather(tensor: Tensor, indices: Tensor) -> Tensor:
     """Gather specific indices from a tensor (along axis 0).
 
-    The `indices` are converted to the kind of `tensor` (numpy, torch, tf) automatically.
+    The `indices` are converted to the kind of `tensor` (numpy, torch, tf) automatically, and their axes of length 1
+    are squeezed away (so (batch, 1) indices act like (batch,) ones), as in FastEstimator.
 
     Args:
         tensor: A tensor to gather values from.
@@ -272,7 +273,7 @@ def gather(tensor: Tensor, indices: Tensor) -> Tensor:
 
     Returns:
         A tensor containing the elements from `tensor` at the given `indices`, of shape
-        `indices.shape + tensor.shape[1:]`.
+        `squeezed indices.shape + tensor.shape[1:]`.
 
     Raises:
         ValueError: If `tensor` is an unacceptable data type.
@@ -283,7 +284,7 @@ def gather(tensor: Tensor, indices: Tensor) -> Tensor:
     """
     backend = _dispatch(tensor, "gather")
     if backend is None:
-        return np.take(tensor, _numpy_indices(indices), axis=0)
+        return np.take(tensor, np.squeeze(_numpy_indices(indices)).astype(np.int64), axis=0)
     return backend.gather(tensor, indices)
 
 

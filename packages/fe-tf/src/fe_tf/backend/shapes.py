@@ -63,7 +63,7 @@ def _indices(indices: Any) -> Any:
 
 
 def gather(tensor: Any, indices: Any) -> tf.Tensor:
-    return tf.gather(tensor, _indices(indices))
+    return tf.gather(tensor, tf.squeeze(_indices(indices)))
 
 
 def gather_from_batch(tensor: Any, indices: Any) -> tf.Tensor:

@@ -59,7 +59,7 @@ def _indices(indices: Any, device: torch.device) -> torch.Tensor:
 
 
 def gather(tensor: torch.Tensor, indices: Any) -> torch.Tensor:
-    return tensor[_indices(indices, tensor.device)]
+    return tensor[_indices(indices, tensor.device).squeeze()]
 
 
 def gather_from_batch(tensor: torch.Tensor, indices: Any) -> torch.Tensor:
