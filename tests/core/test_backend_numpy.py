@@ -1,6 +1,7 @@
 """`fe.backend` on numpy arrays: the shared value table, dtypes, errors, collections and the dispatcher."""
 from __future__ import annotations
 
+import collections
 import math
 import sys
 
@@ -112,6 +113,11 @@ def test_collections_keep_their_structure() -> None:
     converted = fb.to_tensor({"a": 1.5, "b": None, "c": (np.ones(2), "text")}, "np")
     assert converted["a"].shape == () and converted["b"] is None and converted["c"][1] == "text"
     assert fb.convert_tensor_precision(np.ones(2)).dtype == np.float32
+    ordered = collections.OrderedDict(a=np.ones(2, dtype="int64"))
+    cast = fb.cast(ordered, "int8")
+    assert type(cast) is collections.OrderedDict and cast["a"].dtype == np.int8 and ordered["a"].dtype == np.int64
+    pair = collections.namedtuple("pair", "x y")(np.ones(1), 2)
+    assert type(fb.to_tensor(pair, "np")).__name__ == "pair"
 
 
 def test_dispatch_caches_per_type_and_imports_no_framework() -> None:

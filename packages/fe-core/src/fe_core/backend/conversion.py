@@ -7,6 +7,7 @@ tensor whose dtype is to be matched (of any framework).
 """
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable, TypeVar, Union
 
 import numpy as np
@@ -27,7 +28,12 @@ _TARGETS = {"np": None, "torch": "fe_torch", "tf": "fe_tf"}
 def map_leaves(data: Any, function: Callable[[Any], Any]) -> Any:
     """Apply `function` to every non-collection value of `data`, keeping dicts, lists, tuples and sets."""
     if isinstance(data, dict):
-        return {key: map_leaves(value, function) for key, value in data.items()}
+        if type(data) is dict:  # pylint: disable=unidiomatic-typecheck
+            return {key: map_leaves(value, function) for key, value in data.items()}
+        mapped = copy.copy(data)  # a dict subclass (Data, OrderedDict, ...) keeps its type
+        for key, value in data.items():
+            mapped[key] = map_leaves(value, function)
+        return mapped
     if isinstance(data, list):
         return [map_leaves(value, function) for value in data]
     if isinstance(data, tuple):
