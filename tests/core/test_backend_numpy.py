@@ -123,6 +123,7 @@ def test_collections_keep_their_structure() -> None:
 def test_dispatch_caches_per_type_and_imports_no_framework() -> None:
     dispatch = Dispatch("reductions")
     assert dispatch(np.ones(2), "f") is None and dispatch(np.float16(1), "f") is None
+    assert dispatch(np.ma.masked_array([1.0]), "f") is None  # ndarray subclasses are numpy data too
     assert framework_of(np.ndarray) is None
     assert not {"torch", "tensorflow", "keras"} & {name.split(".")[0] for name in sys.modules}
 

@@ -106,7 +106,7 @@ class Dispatch:
             return self._resolve(type(value), function)
 
     def _resolve(self, cls: type, function: str) -> Optional[ModuleType]:
-        if issubclass(cls, np.generic):
+        if issubclass(cls, (np.generic, np.ndarray, int, float)):  # numpy scalars, array and number subclasses
             self._cache[cls] = None
             return None
         package = framework_of(cls)
