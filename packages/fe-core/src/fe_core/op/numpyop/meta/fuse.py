@@ -8,7 +8,8 @@ from fe_core.export import fe_export
 from fe_core.op.numpyop.batch import Batch
 from fe_core.op.numpyop.delete import Delete
 from fe_core.op.numpyop.meta.nested_state import MetaOpStateMixin
-from fe_core.op.numpyop.numpyop import NumpyOp, forward_numpyop
+from fe_core.op.numpyop.forward_numpyop import forward_numpyop
+from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.numpyop.remove_if import FilteredData
 
 __all__ = ["Fuse"]
