@@ -86,5 +86,6 @@ def build(model_fn: Callable[[], Any],
                              f"{type(model).__qualname__} returned by model_fn")
         built = backend.compile_model(model, optimizer, weight, name, mixed_precision)
         built.fe_auto_name = automatic  # RestoreWizard matches automatically named models by position
+        built.fe_weights_path = weight  # `fe test` loads saved weights only into models given none
         compiled.append(built)
     return compiled[0] if len(compiled) == 1 else compiled
