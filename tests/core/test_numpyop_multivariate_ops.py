@@ -247,3 +247,13 @@ def test_generic_base_wraps_any_dual_transform():
     image, keypoints = op.forward([IMAGE, np.array([[0, 0]], np.float32)], {})
     np.testing.assert_array_equal(image, IMAGE[:, ::-1])
     np.testing.assert_allclose(keypoints, [[7, 0]], atol=1e-4)
+
+
+def test_checkpoints_hold_no_configuration_of_albumentations_ops():
+    from fe_core.checkpoint.object_state import get_object_state, set_object_state
+    from fe_core.op.numpyop.meta import Sometimes
+    op = Sometimes(RandomCrop(height=2, width=2, image_in="x"))
+    assert get_object_state(op) == {"ops": [{}]}
+    fresh = Sometimes(RandomCrop(height=2, width=2, image_in="y"))
+    set_object_state(fresh, {"ops": [{"_in_plan": (("image", 1, False), )}]})  # whatever a checkpoint says
+    assert fresh.op.inputs == ["y"] and fresh.op.forward([IMAGE], {})[0].shape == (2, 2, 3)

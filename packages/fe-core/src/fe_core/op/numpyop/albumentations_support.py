@@ -206,6 +206,13 @@ class ImageOnlyAlbumentation(NumpyOp):
         self.func = func
         bind_to_numpy_global_rng(func)
 
+    def get_state(self) -> Dict[str, Any]:
+        """Nothing to checkpoint: the op's randomness is numpy's global state, which checkpoints save themselves."""
+        return {}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Nothing to restore (see `get_state`); the script's configuration of the op always wins."""
+
     def forward(self, data: List[np.ndarray], state: Dict[str, Any]) -> List[np.ndarray]:
         """Transform each image with one draw of random parameters."""
         func = self.func

@@ -183,6 +183,13 @@ class MultiVariateAlbumentation(NumpyOp):
                              "the image size")
         return np.zeros(np.shape(reference)[:2], dtype=np.uint8)
 
+    def get_state(self) -> Dict[str, Any]:
+        """Nothing to checkpoint: the op's randomness is numpy's global state, which checkpoints save themselves."""
+        return {}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Nothing to restore (see `get_state`); the script's configuration of the op always wins."""
+
     def get_num_items(self, value: Any) -> int:
         """The number of items (masks, boxes, keypoints) in `value`: its length, or 1 for a single array."""
         if isinstance(value, np.ndarray):
