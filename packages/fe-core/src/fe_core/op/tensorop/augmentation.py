@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterable, Union
 
 from fe_core.export import fe_export
-from fe_core.op.tensorop.tensorop import TensorOp
+from fe_core.op.tensorop.tensorop import StatelessOp, TensorOp
 
 __all__ = ["MixUpBatch", "CutMixBatch"]
 
@@ -24,7 +24,7 @@ def _check_pair(op: TensorOp, alpha: float) -> None:
 
 
 @fe_export("fe.op.tensorop.augmentation.mixup_batch.MixUpBatch", "fe.op.tensorop.augmentation.MixUpBatch")
-class MixUpBatch(TensorOp):
+class MixUpBatch(StatelessOp, TensorOp):
     """MixUp (https://arxiv.org/abs/1710.09412): mix every sample with the previous one in the batch (rolled by one).
 
     With lam ~ Beta(alpha, alpha): x' = lam * x + (1 - lam) * roll(x), y' = lam * y + (1 - lam) * roll(y). Labels
@@ -59,7 +59,7 @@ class MixUpBatch(TensorOp):
 
 
 @fe_export("fe.op.tensorop.augmentation.cutmix_batch.CutMixBatch", "fe.op.tensorop.augmentation.CutMixBatch")
-class CutMixBatch(TensorOp):
+class CutMixBatch(StatelessOp, TensorOp):
     """CutMix (https://arxiv.org/abs/1905.04899): paste a box of the previous sample (batch rolled by one) into each
     image, and mix the labels by the box's area.
 

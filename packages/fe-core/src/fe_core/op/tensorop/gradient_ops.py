@@ -5,12 +5,12 @@ from typing import Any, Iterable, List, Optional, Set, Union
 
 from fe_core.containers import to_list
 from fe_core.export import fe_export
-from fe_core.op.tensorop.tensorop import TensorOp
+from fe_core.op.tensorop.tensorop import StatelessOp, TensorOp
 
 __all__ = ["Watch", "GradientOp", "FGSM"]
 
 
-class _GradientComputing(TensorOp):
+class _GradientComputing(StatelessOp, TensorOp):
     """A TensorOp that differentiates: it makes the Network record gradients, and keeps the graph when a later op
     differentiates too (the Network decides that once per epoch through `fe_retain_graph`)."""
 

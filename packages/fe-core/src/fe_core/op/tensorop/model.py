@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Optional, Set, Union
 
 from fe_core.containers import to_list
-from fe_core.op.tensorop.tensorop import TensorOp
+from fe_core.op.tensorop.tensorop import StatelessOp, TensorOp
 from fe_core.export import fe_export
 
 __all__ = ["ModelOp", "UpdateOp"]
@@ -22,7 +22,7 @@ def _check_compiled(model: Any, op_name: str) -> None:
 
 
 @fe_export("fe.op.tensorop.model.model.ModelOp", "fe.op.tensorop.model.ModelOp")
-class ModelOp(TensorOp):
+class ModelOp(StatelessOp, TensorOp):
     """Run a model on the input key(s) and write its prediction(s).
 
     Args:

@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional, Set
 from fe_core.op.op import Op
 from fe_core.export import fe_export
 
-__all__ = ["TensorOp", "framework_of_data"]
+__all__ = ["TensorOp", "StatelessOp", "framework_of_data"]
 
 _FRAMEWORK_NAMES = {"fe_torch": "torch", "fe_tf": "tf"}
 
@@ -108,3 +108,16 @@ class TensorOp(Op):
         Ops that compute gradients return a bool (and set it when `retain` is given); other ops return None.
         """
         return None
+
+
+class StatelessOp:
+    """Mixin for TensorOps whose attributes are all configuration or per-process caches (tensors, distributions,
+    parameter lists a kernel keeps on the op): a checkpoint saves nothing for them (their randomness comes from the
+    framework's generators, which checkpoints save)."""
+
+    def get_state(self) -> Dict[str, Any]:
+        """Nothing to save."""
+        return {}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Nothing to restore."""

@@ -9,7 +9,7 @@ from fe_core.backend.shapes import gather_from_batch
 from fe_core.containers import to_list
 from fe_core.export import fe_export
 from fe_core.op.tensorop.hadamard import check_code_length, distance_offset
-from fe_core.op.tensorop.tensorop import TensorOp
+from fe_core.op.tensorop.tensorop import StatelessOp, TensorOp
 
 __all__ = ["Gather", "Normalize", "UnHadamard"]
 
@@ -94,7 +94,7 @@ class Normalize(TensorOp):
 
 
 @fe_export("fe.op.tensorop.un_hadamard.UnHadamard", "fe.op.tensorop.UnHadamard")
-class UnHadamard(TensorOp):
+class UnHadamard(StatelessOp, TensorOp):
     """Turn Hadamard-coded predictions (batch, code_length) into class probabilities (batch, n_classes).
 
     Class i's code word is row i of the Sylvester Hadamard matrix (`fe_core.op.tensorop.hadamard`); the L1 distance of

@@ -71,6 +71,21 @@ class WrapperOp(TensorOp):
             gradient_ops[-1].fe_retain_graph(retain)
         return gradient_ops[-1].fe_retain_graph()
 
+    def get_state(self) -> Dict[str, Any]:
+        """The wrapped ops' checkpoint states (a SuperLoss's average, an UpdateOp's accumulated gradients, ...)."""
+        from fe_core.checkpoint.object_state import get_object_state  # pylint: disable=import-outside-toplevel
+        return {"ops": [get_object_state(op) for op in self.ops]}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Restore what `get_state` returned into the wrapped ops."""
+        from fe_core.checkpoint.object_state import set_object_state  # pylint: disable=import-outside-toplevel
+        saved = state.get("ops", [])
+        if len(saved) != len(self.ops):
+            raise ValueError(f"{type(self).__name__} wraps {len(self.ops)} op(s) but the checkpoint holds states for "
+                             f"{len(saved)}")
+        for op, op_state in zip(self.ops, saved):
+            set_object_state(op, op_state)
+
     def ensure_built(self, data: Any) -> None:
         if getattr(self, "framework", None) is None:
             super().ensure_built(data)
