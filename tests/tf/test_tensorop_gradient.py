@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from fe_core.build import build
 from fe_core.network import make_network
-from fe_core.op.tensorop import FGSM, Average, CrossEntropy, GradientOp, ModelOp, UpdateOp, Watch
+from fe_core.op.tensorop import FGSM, Average, CrossEntropy, GradientOp, LambdaOp, ModelOp, UpdateOp, Watch
 
 
 def _model() -> Any:
@@ -96,3 +96,20 @@ def test_model_op_without_gradients_stops_the_gradient_path() -> None:
     with network(mode="eval", epoch=1):
         result = network.run_step(dict(_batch()))
     np.testing.assert_array_equal(result["dx"], np.zeros((5, 4), np.float32))
+
+
+def test_gradient_op_with_several_finals_inside_the_traced_step() -> None:
+    model = _model()
+    batch = _batch()
+    network = make_network(ops=[ModelOp(model=model, inputs="x", outputs="y_pred"),
+                                CrossEntropy(inputs=("y_pred", "y"), outputs="ce"),
+                                LambdaOp(fn=lambda ce: 3.0 * ce, inputs="ce", outputs="ce3"),
+                                GradientOp(finals=["ce", "ce3"], model=model, outputs=["grads", "grads3"])])
+    with network(mode="eval", epoch=1):  # the only gradient op: its tape is not persistent
+        result = network.run_step(dict(batch))
+    with tf.GradientTape() as tape:
+        loss = _hand_loss(model, batch["x"], batch["y"])
+    expected = tape.gradient(loss, model.trainable_variables)
+    for got, got3, want in zip(result["grads"], result["grads3"], expected):
+        np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(np.asarray(got3), 3.0 * want.numpy(), rtol=1e-5, atol=1e-6)

@@ -44,23 +44,27 @@ def watch_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[Any]:
     return tensors
 
 
-def _check_tape_for(op: Any, tape: Any, finals: int, state: Dict[str, Any]) -> None:
-    if finals > 1 and not getattr(tape, "_persistent", False):
-        raise ValueError(f"GradientOp with {finals} finals needs a persistent GradientTape ({_where(state)}); "
-                         "use one GradientOp per final")
-
-
 def gradient_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[Any]:
     """Gradients of each final (summed if not scalar) w.r.t. the input tensors or the model's trainable variables;
-    missing gradients (unconnected sources) come back as zeros."""
+    missing gradients (unconnected sources) come back as zeros.
+
+    Several finals with a tape that can be asked only once: inside the traced step each is differentiated
+    symbolically (`tf.gradients`, which leaves the tape to later ops); eagerly that needs a persistent tape.
+    """
     tape = _tape(op, state)
     finals = data[op.num_sources:]
     sources = list(op.model.trainable_variables) if op.model is not None else list(data[:op.num_sources])
-    _check_tape_for(op, tape, len(finals), state)
+    symbolic = len(finals) > 1 and not getattr(tape, "_persistent", False)
+    if symbolic and tf.executing_eagerly():
+        raise ValueError(f"GradientOp with {len(finals)} finals needs a persistent GradientTape when run eagerly "
+                         f"({_where(state)}); use one GradientOp per final")
     results: List[Any] = []
     with _paused(tape):
         for final in finals:
-            grads = tape.gradient(final, sources, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+            if symbolic:
+                grads = tf.gradients(final, sources, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+            else:
+                grads = tape.gradient(final, sources, unconnected_gradients=tf.UnconnectedGradients.ZERO)
             grads = [tf.convert_to_tensor(grad) for grad in grads]  # IndexedSlices (embeddings) become dense
             results.append(grads[0] if op.model is None and op.single_source else grads)
     return results
