@@ -109,11 +109,11 @@ def measure(pair: Pair, calls: int, rounds: int) -> Tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frameworks", nargs="+", default=["torch", "tf"], choices=["torch", "tf"])
-    parser.add_argument("--calls", type=int, default=2000, help="calls per timed round")
-    parser.add_argument("--rounds", type=int, default=15, help="timed rounds per side")
+    parser.add_argument("--calls", type=int, default=200, help="calls per timed round")
+    parser.add_argument("--rounds", type=int, default=60, help="timed rounds per side")
     parser.add_argument("--quick", action="store_true", help="a few small rounds (a smoke test of the script)")
     args = parser.parse_args()
-    calls, rounds = (50, 3) if args.quick else (args.calls, args.rounds)
+    calls, rounds = (20, 3) if args.quick else (args.calls, args.rounds)
     builders = {"torch": ("torch", torch_pairs), "tf": ("tensorflow", tf_pairs)}
     print(f"fe.backend dispatch overhead: best of {rounds} rounds x {calls} calls, 4x4 float32 on the CPU, eager")
     print(f"{'framework':<9} {'call':<34} {'fe us':>8} {'raw us':>8} {'diff us':>8} {'ratio':>6}")

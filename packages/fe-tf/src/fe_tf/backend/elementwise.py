@@ -21,8 +21,12 @@ def _floating(tensor: Any) -> tf.Tensor:
 
 
 def _like(value: Any, tensor: Any) -> Any:
-    """A number as a tensor of `tensor`'s dtype (tensors are left alone)."""
-    return value if tf.is_tensor(value) or isinstance(value, tf.Variable) else tf.constant(value, dtype=tensor.dtype)
+    """A value as a tensor of `tensor`'s dtype (tensors, and python numbers the op converts itself, are left alone)."""
+    if tf.is_tensor(value) or isinstance(value, (tf.Variable, int)):
+        return value
+    if isinstance(value, float) and tensor.dtype.is_floating:
+        return value
+    return tf.constant(value, dtype=tensor.dtype)
 
 
 def abs(tensor: Any) -> tf.Tensor:  # pylint: disable=redefined-builtin
@@ -53,6 +57,8 @@ def tensor_round(tensor: Any) -> tf.Tensor:
 
 
 def clip_by_value(tensor: Any, min_value: Any, max_value: Any) -> tf.Tensor:
+    if min_value is not None and max_value is not None:
+        return tf.clip_by_value(tensor, _like(min_value, tensor), _like(max_value, tensor))
     if min_value is not None:
         tensor = tf.maximum(tensor, _like(min_value, tensor))
     if max_value is not None:

@@ -17,8 +17,9 @@ def matched_pair(y_true: Any, y_pred: Any) -> Tuple[tf.Tensor, tf.Tensor]:
     if not pred.dtype.is_floating:
         pred = tf.cast(pred, tf.float32)
     true = tf.cast(y_true, pred.dtype)
+    if true.shape == pred.shape:
+        return true, pred
     if true.shape.rank != pred.shape.rank or (true.shape.is_fully_defined() and pred.shape.is_fully_defined()
-                                              and true.shape != pred.shape
                                               and true.shape.num_elements() == pred.shape.num_elements()):
         true = tf.reshape(true, tf.shape(pred))
     return true, pred
