@@ -1,5 +1,13 @@
 """`tf.distribute.MirroredStrategy` support: splitting batches over replicas, merging their results, and the
-checkpoint reducer that stores a strategy as "the strategy active at load time".
+checkpoint reducer that stores a strategy as "the strategy active at load time". And data-parallel training over
+several machines or processes: `tf.distribute.MultiWorkerMirroredStrategy`, configured by `TF_CONFIG`.
+
+Several workers: when `TF_CONFIG` names more than one worker (and chief) and the script set no strategy of its own,
+`build` makes a `MultiWorkerMirroredStrategy` the global strategy before the models are created (TensorFlow requires
+it before the first TensorFlow op runs: build your models with `fe.build` before running other TensorFlow code, or
+create the strategy yourself at the top of the script). Each worker's Pipeline then takes its part of every global
+batch (`fe_core.distributed.sharding`), splits it over its local replicas, and the strategy's collectives reduce the
+gradients over all workers; a `TFCommunicator` built on the same collectives reduces metrics and checkpoint state.
 
 A MirroredStrategy is used when one is active: set by `build` on a machine with several GPUs (as FastEstimator does),
 or by the user (`tf.distribute.experimental_set_strategy(...)` or `with strategy.scope():` around `build`). Batches are
@@ -15,13 +23,19 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+import json
+import os
+
 import numpy as np
 import tensorflow as tf
 
+from fe_core.distributed.communicator import Communicator, set_communicator
 from fe_core.framework import StateReducer
 
 __all__ = ["MIRRORED_STRATEGY_REDUCER", "active_mirrored_strategy", "is_mirrored_strategy", "ensure_multi_gpu_strategy",
-           "batch_size_of", "fill_batch", "distribute_batch", "merge_replica_results", "trim_results"]
+           "batch_size_of", "fill_batch", "distribute_batch", "merge_replica_results", "trim_results",
+           "active_data_parallel_strategy", "local_replicas", "tf_config_workers", "ensure_multi_worker_strategy",
+           "TFCommunicator"]
 
 
 def is_mirrored_strategy(strategy: Any) -> bool:
@@ -33,6 +47,129 @@ def active_mirrored_strategy() -> Optional[tf.distribute.MirroredStrategy]:
     """The MirroredStrategy in force (set globally or entered with `strategy.scope()`), else None."""
     strategy = tf.distribute.get_strategy()
     return strategy if is_mirrored_strategy(strategy) else None
+
+
+def active_data_parallel_strategy() -> Optional[tf.distribute.Strategy]:
+    """The MirroredStrategy or MultiWorkerMirroredStrategy in force, else None."""
+    strategy = tf.distribute.get_strategy()
+    if is_mirrored_strategy(strategy) or isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return strategy
+    return None
+
+
+def local_replicas(strategy: tf.distribute.Strategy) -> int:
+    """How many replicas run in this process (all of them for a MirroredStrategy; this worker's for several)."""
+    return len(strategy.extended.worker_devices)
+
+
+def tf_config_workers(environ: Optional[Mapping[str, str]] = None) -> Optional[Tuple[int, int]]:
+    """(number of workers, this worker's rank) from `TF_CONFIG` (the chief, if any, is rank 0), or None when it
+    names fewer than two workers.
+
+    Raises:
+        ValueError: If TF_CONFIG is not valid JSON or this task is not among the workers.
+
+    Example:
+        >>> tf_config_workers({"TF_CONFIG": '{"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", '
+        ...                    '"index": 1}}'})
+        (2, 1)
+    """
+    raw = (os.environ if environ is None else environ).get("TF_CONFIG")
+    if not raw:
+        return None
+    try:
+        config = json.loads(raw)
+    except ValueError as error:
+        raise ValueError(f"TF_CONFIG is not valid JSON: {error}") from error
+    cluster = config.get("cluster", {}) or {}
+    chiefs, workers = list(cluster.get("chief", [])), list(cluster.get("worker", []))
+    if len(chiefs) + len(workers) < 2:
+        return None
+    task = config.get("task", {}) or {}
+    kind, index = task.get("type"), int(task.get("index", 0))
+    if kind == "chief":
+        return len(chiefs) + len(workers), index
+    if kind == "worker":
+        return len(chiefs) + len(workers), len(chiefs) + index
+    raise ValueError(f"TF_CONFIG names several workers, but this task is {kind!r}; fe trains on 'chief' and "
+                     f"'worker' tasks")
+
+
+class TFCommunicator(Communicator):
+    """fe-core's communicator on a MultiWorkerMirroredStrategy's collectives (one entry per worker).
+
+    Collectives run eagerly through `strategy.run` with the replica context's all-reduce (they run once per epoch or
+    checkpoint, never per step). An all-gather is an all-reduce of each worker's value placed in its own slot.
+    """
+
+    name = "tf"
+
+    def __init__(self, strategy: tf.distribute.Strategy, world_size: int, rank: int) -> None:
+        super().__init__(world_size=world_size, rank=rank, local_rank=0)
+        self.strategy = strategy
+
+    def _sum(self, value: np.ndarray) -> np.ndarray:
+        """The sum over workers (float64), through the strategy's all-reduce."""
+        strategy = self.strategy
+        local = local_replicas(strategy)
+        zeros = np.zeros_like(value)
+
+        def value_fn(context: tf.distribute.experimental.ValueContext) -> tf.Tensor:
+            first = context.replica_id_in_sync_group % local == 0  # one contribution per worker
+            return tf.constant(value if first else zeros)
+
+        values = strategy.experimental_distribute_values_from_function(value_fn)
+        result = strategy.run(lambda x: tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM,
+                                                                                       x), args=(values,))
+        return strategy.experimental_local_results(result)[0].numpy()
+
+    def _all_reduce(self, array: np.ndarray, op: str) -> np.ndarray:
+        if op == "sum":
+            return self._sum(array.astype(np.float64)).astype(array.dtype)
+        gathered = self._all_gather_equal(array)  # the strategy's collectives only sum: max / min from a gather
+        return (gathered.max(axis=0) if op == "max" else gathered.min(axis=0)).astype(array.dtype)
+
+    def _all_gather_equal(self, array: np.ndarray) -> np.ndarray:
+        slots = np.zeros((self.world_size,) + array.shape, dtype=np.float64)
+        slots[self.rank] = array
+        return self._sum(slots).astype(array.dtype)
+
+    def barrier(self) -> None:
+        self._sum(np.zeros(1))
+
+
+def ensure_multi_worker_strategy() -> Optional[TFCommunicator]:
+    """With `TF_CONFIG` naming several workers and no strategy set, make a MultiWorkerMirroredStrategy the global
+    strategy (once) and install its communicator.
+
+    Raises:
+        RuntimeError: If TensorFlow already ran an op (the strategy must be created first), with what to do.
+    """
+    global _worker_communicator  # pylint: disable=global-statement
+    if _worker_communicator is not None:
+        return _worker_communicator
+    workers = tf_config_workers()
+    if workers is None:
+        return None
+    strategy = tf.distribute.get_strategy() if tf.distribute.has_strategy() else None
+    if strategy is None:
+        try:
+            strategy = tf.distribute.MultiWorkerMirroredStrategy()
+        except RuntimeError as error:
+            raise RuntimeError(f"TF_CONFIG names {workers[0]} workers, but TensorFlow already ran an op, so the "
+                               f"MultiWorkerMirroredStrategy cannot be created any more ({error}). Call fe.build before "
+                               f"any other TensorFlow code, or create the strategy at the top of the script: "
+                               f"tf.distribute.experimental_set_strategy(tf.distribute.MultiWorkerMirroredStrategy())"
+                               ) from error
+        tf.distribute.experimental_set_strategy(strategy)
+    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return None  # the script chose another strategy: leave it alone
+    _worker_communicator = TFCommunicator(strategy, *workers)
+    set_communicator(_worker_communicator)
+    return _worker_communicator
+
+
+_worker_communicator: Optional[TFCommunicator] = None
 
 
 def ensure_multi_gpu_strategy() -> None:
@@ -83,14 +220,14 @@ def distribute_batch(strategy: tf.distribute.Strategy, batch: Mapping[str, Any],
     Returns:
         A dict of per-replica values for `strategy.run`.
     """
-    replicas = strategy.num_replicas_in_sync
+    replicas = local_replicas(strategy)  # several workers: this worker's part is split over its own replicas
     bounds = np.linspace(0, size, replicas + 1).round().astype(int)
     devices = strategy.extended.worker_devices
     batched = {key for key, value in batch.items()
                if getattr(value, "shape", None) is not None and len(value.shape) > 0 and int(value.shape[0]) == size}
 
     def value_fn(context: tf.distribute.experimental.ValueContext) -> Dict[str, Any]:
-        replica = context.replica_id_in_sync_group
+        replica = context.replica_id_in_sync_group % replicas
         start, stop = bounds[replica], bounds[replica + 1]
         with tf.device(devices[replica]):
             return {key: tf.convert_to_tensor(value[start:stop] if key in batched else value)

@@ -28,7 +28,8 @@ import tensorflow as tf
 from fe_core.framework import Backend, StateReducer
 from fe_core.schedule import Scheduler
 from fe_tf import checkpoint
-from fe_tf.distribute import MIRRORED_STRATEGY_REDUCER, active_mirrored_strategy, ensure_multi_gpu_strategy
+from fe_tf.distribute import (MIRRORED_STRATEGY_REDUCER, active_data_parallel_strategy, ensure_multi_gpu_strategy,
+                              ensure_multi_worker_strategy)
 from fe_tf.kernels import TFKernels, prepare_accumulators
 from fe_tf.network import TFNetwork
 from fe_tf.optimizers import build_optimizers, get_learning_rate, set_learning_rate
@@ -102,7 +103,9 @@ class TFBackend(TFKernels, Backend):
     @contextlib.contextmanager
     def build_scope(self, mixed_precision: bool) -> Iterator[None]:
         """The dtype policy (`mixed_float16` or `float32`) while `model_fn` runs; on a multi-GPU machine a global
-        MirroredStrategy is set first (as FastEstimator does), so models are built with mirrored variables."""
+        MirroredStrategy is set first (as FastEstimator does), so models are built with mirrored variables; with
+        TF_CONFIG naming several workers, a MultiWorkerMirroredStrategy (see `fe_tf.distribute`)."""
+        ensure_multi_worker_strategy()  # before anything that starts TensorFlow's context
         ensure_multi_gpu_strategy()
         with precision_policy(mixed_precision):
             yield
@@ -116,6 +119,7 @@ class TFBackend(TFKernels, Backend):
             TypeError: For an optimizer_fn of the wrong kind.
             FileNotFoundError: If `weights_path` does not exist.
         """
+        ensure_multi_worker_strategy()  # TF_CONFIG with several workers: the strategy (or a clear error) first
         with tf.distribute.get_strategy().scope():
             optimizer = build_optimizers(optimizer_fn, model, mixed_precision, model_name)
         model.model_name = model_name
@@ -185,6 +189,7 @@ class TFBackend(TFKernels, Backend):
     def seed(self, seed: int) -> None:
         """Seed python, numpy, TensorFlow and Keras (`keras.utils.set_random_seed`), reset the global
         `tf.random.Generator`, and switch TensorFlow to deterministic kernels."""
+        ensure_multi_worker_strategy()  # TF_CONFIG with several workers: before the first TensorFlow op
         keras.utils.set_random_seed(seed)
         tf.random.set_global_generator(tf.random.Generator.from_seed(seed))
         tf.config.experimental.enable_op_determinism()
@@ -242,7 +247,7 @@ class TFBackend(TFKernels, Backend):
         if not saved:
             return
         if "accumulators" in saved:
-            prepare_accumulators(op, active_mirrored_strategy())
+            prepare_accumulators(op, active_data_parallel_strategy())
             accumulators = op.fe_backend_state["accumulators"]
             if len(accumulators) != len(saved["accumulators"]) or any(
                     tuple(variable.shape) != np.shape(value)

@@ -21,8 +21,8 @@ import numpy as np
 import tensorflow as tf
 
 from fe_core.network import BaseNetwork
-from fe_tf.distribute import (active_mirrored_strategy, batch_size_of, distribute_batch, fill_batch,
-                              merge_replica_results, trim_results)
+from fe_tf.distribute import (active_data_parallel_strategy, batch_size_of, distribute_batch, fill_batch,
+                              local_replicas, merge_replica_results, trim_results)
 from fe_tf.kernels import prepare_accumulators
 from fe_core.export import fe_export
 
@@ -176,7 +176,7 @@ class _StepProgram:
 
     def _run_distributed(self, batch: Dict[str, Any], epoch: tf.Tensor, eager: bool) -> Dict[str, Any]:
         strategy = self.strategy
-        replicas = strategy.num_replicas_in_sync
+        replicas = local_replicas(strategy)  # several workers: each splits its own part of the global batch
         size = batch_size_of(batch)
         filled = size
         if size < replicas:
@@ -230,7 +230,7 @@ class TFNetwork(BaseNetwork):
     # ------------------------------------------------------------------ epoch context
     def _begin_epoch(self) -> None:
         state = self.ctx_state
-        self._strategy = active_mirrored_strategy()
+        self._strategy = active_data_parallel_strategy()  # MirroredStrategy, or several workers (TF_CONFIG)
         self._epoch_tensor = tf.constant(self.ctx_epoch, dtype=tf.int64)
         self._merge_ops = [] if state["warmup"] else [
             op for op in self.ctx_ops if getattr(op, "kernel_name", None) == "update" and op.merge_grad > 1]
