@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from fe.cli.errors import CLIError
 
-__all__ = ["parse_value", "parse_cli_to_dictionary", "load_hyperparameters", "check_arguments"]
+__all__ = ["parse_value", "parse_cli_tokens", "parse_cli_to_dictionary", "load_hyperparameters", "check_arguments"]
 
 
 def parse_value(text: str) -> Any:
@@ -34,17 +34,17 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def parse_cli_to_dictionary(tokens: Optional[Sequence[str]]) -> Dict[str, Any]:
-    """Parse `['--epochs', '5', '--lr=0.1', '--flag', '--sizes', '1', '2']` into keyword arguments.
+def parse_cli_tokens(tokens: Optional[Sequence[str]]) -> Dict[str, Any]:
+    """Group `['--epochs', '5', '--lr=0.1', '--flag', '--sizes', '1', '2']` by key, keeping the values as typed.
 
-    A key followed by one value gets that value, by several values a list of them, by none `True`.
+    A key followed by one value gets that string, by several values a list of them, by none `True`.
 
     Raises:
         CLIError: If a value comes before any `--key`, or a key is empty or given twice.
 
     Example:
-        >>> parse_cli_to_dictionary(["--epochs", "5", "--test", "this", "--lr=0.74", "--quick"])
-        {'epochs': 5, 'test': 'this', 'lr': 0.74, 'quick': True}
+        >>> parse_cli_tokens(["--epochs", "5", "--name=007", "--quick", "--sizes", "1", "2"])
+        {'epochs': '5', 'name': '007', 'quick': True, 'sizes': ['1', '2']}
     """
     result: Dict[str, Any] = {}
     key: Optional[str] = None
@@ -55,12 +55,7 @@ def parse_cli_to_dictionary(tokens: Optional[Sequence[str]]) -> Dict[str, Any]:
             return
         if key in result:
             raise CLIError(f"argument --{key} is given twice")
-        if not values:
-            result[key] = True
-        elif len(values) == 1:
-            result[key] = parse_value(values[0])
-        else:
-            result[key] = [parse_value(value) for value in values]
+        result[key] = True if not values else values[0] if len(values) == 1 else list(values)
 
     for token in tokens or ():
         if token.startswith("--"):
@@ -75,6 +70,22 @@ def parse_cli_to_dictionary(tokens: Optional[Sequence[str]]) -> Dict[str, Any]:
             values.append(token)
     flush()
     return result
+
+
+def parse_cli_to_dictionary(tokens: Optional[Sequence[str]]) -> Dict[str, Any]:
+    """Parse `['--epochs', '5', '--lr=0.1', '--flag', '--sizes', '1', '2']` into keyword arguments.
+
+    A key followed by one value gets that value, by several values a list of them, by none `True`.
+
+    Raises:
+        CLIError: If a value comes before any `--key`, or a key is empty or given twice.
+
+    Example:
+        >>> parse_cli_to_dictionary(["--epochs", "5", "--test", "this", "--lr=0.74", "--quick"])
+        {'epochs': 5, 'test': 'this', 'lr': 0.74, 'quick': True}
+    """
+    return {key: value if value is True else [parse_value(item) for item in value] if isinstance(value, list) else
+            parse_value(value) for key, value in parse_cli_tokens(tokens).items()}
 
 
 def load_hyperparameters(path: Optional[str]) -> Dict[str, Any]:

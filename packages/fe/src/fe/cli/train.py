@@ -2,38 +2,62 @@
 
 `fe train SCRIPT [--hyperparameters FILE] [--warmup true|false] [--summary NAME] [--key value ...]` calls
 `get_estimator(**arguments)`, runs `fit`, then `test` when the pipeline has test data (FastEstimator's `train` only
-fits; its `run` fits and tests). `fe test SCRIPT ...` only tests, as FastEstimator's does: to test saved weights, have
-`get_estimator` take their path (the examples take `--weights_path`).
+fits; its `run` fits and tests). `fe test SCRIPT ...` only tests, as FastEstimator's does, and first loads what
+`fe train` saved: each model given no `weights_path` gets the weights its BestModelSaver (the best) or ModelSaver (the
+newest) wrote into their `save_dir`, and the file is printed; with nothing saved, one warning line on stderr says the
+weights are freshly initialised (see `fe.cli.saved_weights`). `fe train SCRIPT --help` lists the script's own
+arguments, and a value of the wrong type (`--epochs two`) is a one-line usage error.
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from fe.cli.errors import USAGE_EXIT_CODE, CLIError
-from fe.cli.hyperparameters import check_arguments, load_hyperparameters, parse_cli_to_dictionary
+from fe.cli.hyperparameters import check_arguments, load_hyperparameters, parse_cli_tokens, parse_value
+from fe.cli.saved_weights import restore_saved_weights
 from fe.cli.script import find_get_estimator, load_entry_point
+from fe.cli.script_arguments import convert_arguments, format_parameters
+from fe.cli.script_help import add_script_help
 
 __all__ = ["add_train_parser", "add_test_parser", "configure_train_parser", "configure_test_parser", "train", "test",
-           "build_estimator", "run_main"]
+           "build_estimator", "parsed_arguments", "run_main"]
 
 _WARMUP = {"true": True, "false": False}
 
 
-def _get_arguments(args: argparse.Namespace, unknown: List[str]) -> Dict[str, Any]:
-    arguments = load_hyperparameters(getattr(args, "hyperparameters_json", None))
-    arguments.update(parse_cli_to_dictionary(unknown))
+def parsed_arguments(hyperparameters_json: Optional[str], raw: Dict[str, Any]) -> Dict[str, Any]:
+    """The keyword arguments for a script's function: a `--hyperparameters` file's, then the command line's (which
+    win, given as `parse_cli_tokens` groups them), parsed into Python values."""
+    arguments = load_hyperparameters(hyperparameters_json)
+    arguments.update({key: value if value is True else [parse_value(item) for item in value]
+                      if isinstance(value, list) else parse_value(value) for key, value in raw.items()})
     return arguments
 
 
-def build_estimator(get_estimator: Callable[..., Any], arguments: Dict[str, Any], where: str) -> Any:
-    """Call `get_estimator(**arguments)` after checking that it accepts them.
+def _get_arguments(args: argparse.Namespace, unknown: List[str]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The parsed arguments for get_estimator, and the command line's values as typed (see `convert_arguments`)."""
+    raw = parse_cli_tokens(unknown)
+    return parsed_arguments(getattr(args, "hyperparameters_json", None), raw), raw
+
+
+def build_estimator(get_estimator: Callable[..., Any], arguments: Dict[str, Any], where: str,
+                    raw: Optional[Dict[str, Any]] = None) -> Any:
+    """Call `get_estimator(**arguments)` after checking that it accepts them, with values of the types it declares.
+
+    Args:
+        get_estimator: The script's function.
+        arguments: Its keyword arguments (parsed values).
+        where: How to name it in messages.
+        raw: The command-line values as typed, for parameters that take text (`--name 007` -> '007').
 
     Raises:
-        CLIError: If an argument is unknown or a required one is missing, or the result is not an Estimator.
+        CLIError: If an argument is unknown, has a value of the wrong type (`--epochs two` for `epochs: int`), or a
+            required one is missing, or the result is not an Estimator.
     """
     check_arguments(get_estimator, arguments, where)
+    arguments = convert_arguments(get_estimator, arguments, raw or {}, where)
     estimator = get_estimator(**arguments)
     if not (hasattr(estimator, "fit") and hasattr(estimator, "test")):
         raise CLIError(f"{where} returned {type(estimator).__name__}, not an Estimator")
@@ -62,21 +86,26 @@ def train(args: argparse.Namespace, unknown: List[str]) -> int:
     """Run `fe train`: fit the script's Estimator, then test it when its pipeline has test data."""
     warmup = _parse_warmup(args.warmup)
     eager = _parse_warmup(args.eager, "--eager")
-    arguments = _get_arguments(args, unknown)
+    arguments, raw = _get_arguments(args, unknown)
     module = load_entry_point(args.entry_point)
     where = f"get_estimator() in {args.entry_point}"
-    estimator = build_estimator(find_get_estimator(module, args.entry_point), arguments, where)
+    estimator = build_estimator(find_get_estimator(module, args.entry_point), arguments, where, raw)
     return _fit_and_test(estimator, args.summary, warmup, run_test=not args.no_test, eager=eager)
 
 
 def test(args: argparse.Namespace, unknown: List[str]) -> int:
-    """Run `fe test`: test the script's Estimator (no training)."""
-    arguments = _get_arguments(args, unknown)
+    """Run `fe test`: test the script's Estimator (no training), with the weights `fe train` saved.
+
+    Models given no `weights_path` get the weights their BestModelSaver / ModelSaver saved (see
+    `fe.cli.saved_weights.restore_saved_weights`); a model with none is tested as built, with a warning on stderr.
+    """
+    arguments, raw = _get_arguments(args, unknown)
     module = load_entry_point(args.entry_point)
     where = f"get_estimator() in {args.entry_point}"
-    estimator = build_estimator(find_get_estimator(module, args.entry_point), arguments, where)
+    estimator = build_estimator(find_get_estimator(module, args.entry_point), arguments, where, raw)
     if not _has_test_data(estimator):
         raise CLIError(f"the pipeline built by {where} has no test data")
+    restore_saved_weights(estimator, "fe test")
     estimator.test(summary=args.summary, eager=_parse_warmup(args.eager, "--eager"))
     return 0
 
@@ -97,7 +126,9 @@ def add_train_parser(subparsers: Any) -> None:
     """Add the `train` command."""
     parser = subparsers.add_parser("train", help="train (then test) the Estimator of a script",
                                    description="Train the Estimator that SCRIPT's get_estimator() returns, then test "
-                                   "it when its pipeline has test data.", allow_abbrev=False)
+                                   "it when its pipeline has test data. `fe train SCRIPT --help` lists SCRIPT's "
+                                   "arguments.", allow_abbrev=False, add_help=False)
+    add_script_help(parser)
     _add_common(parser)
     parser.add_argument("--warmup", default="true", help="run the warmup checks first (true or false)")
     parser.add_argument("--no_test", action="store_true", help="do not test after training")
@@ -106,10 +137,14 @@ def add_train_parser(subparsers: Any) -> None:
 
 def add_test_parser(subparsers: Any) -> None:
     """Add the `test` command."""
-    parser = subparsers.add_parser("test", help="test the Estimator of a script",
-                                   description="Test the Estimator that SCRIPT's get_estimator() returns (no "
-                                   "training; pass saved weights through get_estimator's arguments).",
-                                   allow_abbrev=False)
+    parser = subparsers.add_parser("test", help="test the Estimator of a script (with the weights fe train saved)",
+                                   description="Test the Estimator that SCRIPT's get_estimator() returns, without "
+                                   "training. Each model given no weights_path first gets the weights its "
+                                   "BestModelSaver (the best) or ModelSaver (the newest) saved in their save_dir, as "
+                                   "`fe train` left them; with none found, a warning says its weights are freshly "
+                                   "initialised. `fe test SCRIPT --help` lists SCRIPT's arguments.",
+                                   allow_abbrev=False, add_help=False)
+    add_script_help(parser)
     _add_common(parser)
     parser.set_defaults(func=test)
 
@@ -140,15 +175,23 @@ def run_main(get_estimator: Callable[..., Any], argv: Optional[List[str]] = None
         >>> #     sys.exit(run_main(get_estimator))  # doctest: +SKIP
     """
     tokens = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in tokens or "--help" in tokens:
+        sys.stdout.write(f"usage: {prog} [--summary NAME] [--warmup true|false] [--hyperparameters JSON_FILE] "
+                         f"[--name value ...]\n\nTrain, then test, the Estimator of get_estimator().\n\n" +
+                         format_parameters(get_estimator, "get_estimator() arguments (--name value)"))
+        return 0
     summary = None
     try:
-        arguments = parse_cli_to_dictionary(tokens)
-        summary = arguments.pop("summary", None)
-        warmup = _parse_warmup(str(arguments.pop("warmup", "true")))
-        hyperparameters = load_hyperparameters(arguments.pop("hyperparameters", None))
-        hyperparameters.update(arguments)
+        raw = parse_cli_tokens(tokens)
+        options = {key: raw.pop(key) for key in ("summary", "warmup", "hyperparameters") if key in raw}
+        summary = options.get("summary")
+        warmup = _parse_warmup(str(options.get("warmup", "true")))
+        hyperparameters_json = options.get("hyperparameters")
+        if hyperparameters_json is not None and not isinstance(hyperparameters_json, str):
+            raise CLIError("argument --hyperparameters: expected one JSON file")
+        arguments = parsed_arguments(hyperparameters_json, raw)
         where = f"{prog} {get_estimator.__module__}: get_estimator()"
-        estimator = build_estimator(get_estimator, hyperparameters, where)
+        estimator = build_estimator(get_estimator, arguments, where, raw)
     except CLIError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return USAGE_EXIT_CODE

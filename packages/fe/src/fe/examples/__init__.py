@@ -4,8 +4,12 @@ Each module defines `get_estimator(...)`, so it runs with the `fe` command or as
 
 ```bash
 fe train fe.examples.digits_torch_cnn --epochs 2     # or: fe train path/to/digits_torch_cnn.py ...
+fe test fe.examples.digits_torch_cnn                 # tests the best model the training saved
 python -m fe.examples.digits_torch_cnn --epochs 2 --batch_size 64
 ```
+
+Each saves its best model into `--save_dir`, by default `./fe_runs/<module>` under the working directory, where a
+later `fe test` in the same directory finds it (nothing is written to the temporary directory).
 
 | module | backend | model |
 |---|---|---|

@@ -1,16 +1,18 @@
 """Digits with PyTorch: a multi-layer perceptron on the 64 pixels of scikit-learn's digits.
 
 FastEstimator-style: a Pipeline of NumpyOps, a Network of ModelOp -> CrossEntropy -> UpdateOp, and Accuracy and
-BestModelSaver traces; the best model (by eval accuracy) is restored before testing. The data is scikit-learn's
+BestModelSaver traces; the best model (by eval accuracy) is saved into `save_dir`
+(`./fe_runs/digits_torch_mlp` by default) and restored before testing. The data is scikit-learn's
 digits (shipped with it, no download), split into train/eval/test.
 
-Run it with `fe train fe.examples.digits_torch_mlp --epochs 2` (or the path of this file),
-or `python -m fe.examples.digits_torch_mlp --epochs 2`.
+Run it with `fe train fe.examples.digits_torch_mlp --epochs 2` (or the path of this file), then
+`fe test fe.examples.digits_torch_mlp` in the same directory tests the saved best model; or run
+`python -m fe.examples.digits_torch_mlp --epochs 2`.
 """
 from __future__ import annotations
 
+import os
 import sys
-import tempfile
 from typing import Optional
 
 from torch import nn
@@ -37,7 +39,7 @@ def get_estimator(epochs: int = 20,
                   batch_size: int = 32,
                   train_steps_per_epoch: Optional[int] = None,
                   eval_steps_per_epoch: Optional[int] = None,
-                  save_dir: Optional[str] = None,
+                  save_dir: str = os.path.join("fe_runs", "digits_torch_mlp"),
                   weights_path: Optional[str] = None,
                   log_steps: int = 20) -> fe.Estimator:
     """The Estimator of this example.
@@ -47,7 +49,8 @@ def get_estimator(epochs: int = 20,
         batch_size: Samples per batch.
         train_steps_per_epoch: Cut training epochs to this many steps (None: the whole training set).
         eval_steps_per_epoch: Cut evaluation epochs to this many steps (None: the whole eval set).
-        save_dir: Where BestModelSaver writes the best model (default: a new temporary directory).
+        save_dir: Where BestModelSaver writes the best model, relative to the working directory unless absolute;
+            `fe test` (run in the same directory) loads the model from there.
         weights_path: Weights to start from (for example a saved `model_best_accuracy.pt`, to test it).
         log_steps: Print the training loss every this many steps.
     """
@@ -66,7 +69,7 @@ def get_estimator(epochs: int = 20,
     traces = [
         Accuracy(true_key="y", pred_key="y_pred"),
         BestModelSaver(model=model,
-                       save_dir=save_dir or tempfile.mkdtemp(prefix="fe_digits_torch_mlp_"),
+                       save_dir=save_dir,
                        metric="accuracy",
                        save_best_mode="max",
                        load_best_final=True),
