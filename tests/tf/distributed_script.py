@@ -1,0 +1,70 @@
+"""An ordinary fe script, run by tests/tf/test_distributed.py as 2 TensorFlow workers (TF_CONFIG on 127.0.0.1).
+
+Writes `<FE_T_OUT>/rank<R>.json`: final weights, the eval history, the training sample ids per epoch, num_devices,
+and the eval loss / accuracy computed directly from the final weights on all the eval data.
+"""
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from fe_core.build import build
+from fe_core.dataset import NumpyDataset
+from fe_core.distributed import get_communicator
+from fe_core.determinism import enable_deterministic
+from fe_core.estimator import Estimator
+from fe_core.op.tensorop.loss import CrossEntropy
+from fe_core.op.tensorop.model import ModelOp, UpdateOp
+from fe_core.pipeline import Pipeline
+from fe_core.trace.metric import Accuracy
+from fe_core.trace.trace import Trace
+
+
+class Seen(Trace):
+    def __init__(self):
+        super().__init__(inputs="idx", mode="train")
+        self.seen = {}
+
+    def on_batch_end(self, data):
+        self.seen.setdefault(str(self.system.epoch_idx), []).extend(np.asarray(data["idx"]).tolist())
+
+
+def model_fn():
+    import keras  # pylint: disable=import-outside-toplevel
+    return keras.Sequential([keras.Input((6,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(2)])
+
+
+def main():
+    enable_deterministic(7)
+    rng = np.random.RandomState(0)
+    x = rng.normal(size=(22, 6)).astype(np.float32)
+    y = (x[:, 0] + x[:, 1] > 0).astype(np.int64)
+    pipeline = Pipeline(train_data=NumpyDataset({"x": x[:13], "y": y[:13], "idx": np.arange(13)}),
+                        eval_data=NumpyDataset({"x": x[13:], "y": y[13:]}), batch_size=4)
+    model = build(model_fn=model_fn, optimizer_fn="sgd", model_name="net")  # creates the strategy first
+    from fe_tf.network import TFNetwork  # pylint: disable=import-outside-toplevel
+    network = TFNetwork(ops=[ModelOp(model=model, inputs="x", outputs="y_pred"),
+                             CrossEntropy(inputs=("y_pred", "y"), outputs="ce", from_logits=True),
+                             UpdateOp(model=model, loss_name="ce")])
+    seen = Seen()
+    estimator = Estimator(pipeline=pipeline, network=network, epochs=2, traces=[Accuracy("y", "y_pred"), seen],
+                          log_steps=2)
+    summary = estimator.fit("mw")
+    logits = model(x[13:], training=False)
+    truth_ce = float(tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(y[13:], logits)))
+    truth_acc = float(np.mean(np.argmax(logits.numpy(), axis=1) == y[13:]))
+    comm = get_communicator()
+    history = {key: {str(step): float(np.asarray(value).ravel()[0]) for step, value in values.items()}
+               for key, values in summary.history["eval"].items() if key in ("accuracy", "ce")}
+    result = {"rank": comm.rank, "world_size": comm.world_size, "communicator": comm.name,
+              "strategy": type(tf.distribute.get_strategy()).__name__,
+              "weights": [np.asarray(w).ravel().tolist() for w in model.get_weights()], "history": history,
+              "seen": seen.seen, "num_devices": estimator.system.num_devices, "truth_ce": truth_ce,
+              "truth_acc": truth_acc}
+    with open(os.path.join(os.environ["FE_T_OUT"], f"rank{comm.rank}.json"), "w") as file:
+        json.dump(result, file)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Data-parallel training on 2 TensorFlow workers (MultiWorkerMirroredStrategy from TF_CONFIG, 127.0.0.1 ports).
+
+`distributed_script.py` is an ordinary fe script; each worker writes what it ended with. Checked: the strategy and
+communicator fe chose, equal weights on both workers, every training sample once per epoch, eval values equal to
+those computed from the final weights on all the eval data, num_devices = 2, only worker 0 prints.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+from fe_tf.distribute import tf_config_workers
+
+SCRIPT = Path(__file__).with_name("distributed_script.py")
+
+
+def free_ports(count: int) -> List[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def run_workers(out: Path, timeout: float = 300) -> Tuple[List[int], List[str]]:
+    """Start 2 workers; kill both (their process groups) if they overrun."""
+    out.mkdir(parents=True, exist_ok=True)
+    hosts = [f"127.0.0.1:{port}" for port in free_ports(2)]
+    processes = []
+    for index in range(2):
+        config = {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}}
+        env = dict(os.environ, TF_CONFIG=json.dumps(config), OMP_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="2",
+                   FE_T_OUT=str(out), FE_HISTORY_DB=str(out / "history.db"))
+        processes.append(subprocess.Popen([sys.executable, str(SCRIPT)], env=env, stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True, start_new_session=True))
+    outputs = []
+    try:
+        for process in processes:
+            outputs.append(process.communicate(timeout=timeout)[0])
+    except subprocess.TimeoutExpired:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGKILL)
+        pytest.fail("the TensorFlow workers did not finish in time")
+    return [process.returncode for process in processes], outputs
+
+
+def test_tf_config_names_the_workers_and_this_rank():
+    config = {"cluster": {"chief": ["a:1"], "worker": ["b:2", "c:3"]}, "task": {"type": "worker", "index": 1}}
+    assert tf_config_workers({"TF_CONFIG": json.dumps(config)}) == (3, 2)
+    assert tf_config_workers({"TF_CONFIG": json.dumps({"cluster": {"worker": ["a:1"]}})}) is None
+    assert tf_config_workers({}) is None
+    with pytest.raises(ValueError, match="this task is 'ps'"):
+        tf_config_workers({"TF_CONFIG": json.dumps({"cluster": {"worker": ["a:1", "b:2"]},
+                                                     "task": {"type": "ps", "index": 0}})})
+
+
+@pytest.mark.slow
+def test_two_workers_train_one_model_on_all_samples_once(tmp_path):
+    codes, outputs = run_workers(tmp_path)
+    assert codes == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    ranks: List[Dict] = [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(2)]
+    assert [r["strategy"] for r in ranks] == ["CollectiveAllReduceStrategy"] * 2  # MultiWorkerMirroredStrategy
+    assert [r["communicator"] for r in ranks] == ["tf", "tf"]
+    assert ranks[0]["weights"] == ranks[1]["weights"]
+    for epoch in ("1", "2"):
+        assert sorted(ranks[0]["seen"][epoch] + ranks[1]["seen"][epoch]) == list(range(13))
+    for rank in ranks:
+        assert rank["num_devices"] == 2
+        assert rank["history"]["ce"]["6"] == pytest.approx(rank["truth_ce"], rel=1e-5)
+        assert rank["history"]["accuracy"]["6"] == pytest.approx(rank["truth_acc"], abs=1e-12)
+    assert sum(output.count("FastEstimator-Finish:") for output in outputs) == 1
