@@ -14,7 +14,7 @@ from fe_core.network import make_network
 from fe_core.op.tensorop import (Argmax, CrossEntropy, DiceLoss, FocalLoss, Gather, Hinge, L2Regularizaton,
                                  ModelOp, Normalize, Permute, Reshape, Resize3D, SuperLoss, TensorOp, UnHadamard,
                                  UpdateOp)
-from fe_core.op.tensorop.hadamard import hadamard_matrix
+from fe_core.op.tensorop.hadamard import code_book
 from fe_tf.tensorop.tensor_ops import resize_matrix
 
 STATE: Dict[str, Any] = {"mode": "train", "warmup": False}
@@ -64,7 +64,7 @@ def test_resize3d_matches_torch_semantics(mode: str) -> None:
 
 
 def test_un_hadamard_decodes_code_words() -> None:
-    codes = hadamard_matrix(8)[:5] * 0.9
+    codes = code_book(5, 8) * 0.9
     result = _run([UnHadamard(inputs="x", outputs="y", n_classes=5)], {"x": codes})
     assert result["y"].argmax(axis=-1).tolist() == [0, 1, 2, 3, 4]
     np.testing.assert_allclose(result["y"].sum(axis=-1), 1.0, rtol=1e-5)

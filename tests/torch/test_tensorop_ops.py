@@ -12,7 +12,7 @@ from fe_core.network import make_network
 from fe_core.op.tensorop import (Argmax, CrossEntropy, DiceLoss, FocalLoss, Gather, Hinge, L2Regularizaton,
                                  MeanSquaredError, ModelOp, Normalize, Permute, Reshape, Resize3D, SuperLoss,
                                  TensorOp, UnHadamard, UpdateOp)
-from fe_core.op.tensorop.hadamard import hadamard_matrix
+from fe_core.op.tensorop.hadamard import code_book
 
 STATE: Dict[str, Any] = {"mode": "train", "warmup": False}
 
@@ -50,8 +50,9 @@ def test_normalize_permute_reshape_in_a_network() -> None:
     result = _run([Normalize(inputs="x", outputs="n", mean=(0.5, 0.625), std=(0.2795, 0.2795), max_pixel_value=8.0),
                    Permute(inputs="x", outputs="p", permutation=(2, 0, 1)),
                    Reshape(inputs="x", outputs="r", shape=(2, 4))], {"x": x})
-    np.testing.assert_allclose(result["n"][..., 0], [[-1.34164073, -0.44721358], [0.44721358, 1.34164073]],
-                               rtol=1e-4)
+    # torch images are (channels, height, width): channel 0 is x[0] (mean 4, std 2.236), channel 1 is x[1] (5, 2.236)
+    np.testing.assert_allclose(result["n"], [[[-1.3416, -0.8944], [-0.4472, 0.0]], [[0.0, 0.4472],
+                                                                                 [0.8944, 1.3416]]], atol=1e-3)
     np.testing.assert_array_equal(result["p"], np.transpose(x, (2, 0, 1)))
     np.testing.assert_array_equal(result["r"], x.reshape(2, 4))
     scalar = Normalize(inputs="x", outputs="y", mean=0.5625, std=0.2864, max_pixel_value=8.0).forward(
@@ -75,7 +76,7 @@ def test_resize3d_shapes_and_values(mode: str) -> None:
 
 
 def test_un_hadamard_decodes_code_words() -> None:
-    codes = torch.from_numpy(hadamard_matrix(8)[:5].copy())
+    codes = torch.from_numpy(code_book(5, 8))
     probs = UnHadamard(inputs="x", outputs="y", n_classes=5).forward([codes * 0.9], STATE)[0]
     assert probs.shape == (5, 5)
     assert probs.argmax(dim=-1).tolist() == [0, 1, 2, 3, 4]

@@ -7,7 +7,7 @@ import numpy as np
 from keras import layers, ops
 
 from fe_core.export import fe_export
-from fe_core.op.tensorop.hadamard import check_code_length, distance_offset, hadamard_matrix
+from fe_core.op.tensorop.hadamard import check_code_length, distance_offset, code_book
 
 __all__ = ["HadamardCode"]
 
@@ -47,7 +47,7 @@ class HadamardCode(layers.Layer):
         self.max_prob = float(max_prob)
         self.power = float(power)
         self.offset = distance_offset(self.n_classes, self.code_length, self.max_prob, self.power)
-        self._codes = np.ascontiguousarray(hadamard_matrix(self.code_length)[:self.n_classes].T)  # (L, n_classes)
+        self._codes = np.ascontiguousarray(code_book(self.n_classes, self.code_length).T)  # (L, n_classes)
         self.heads: List[layers.Dense] = []
 
     def get_config(self) -> Dict[str, Any]:

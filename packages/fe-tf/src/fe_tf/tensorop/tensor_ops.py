@@ -8,7 +8,7 @@ from typing import Any, Dict, List
 import numpy as np
 import tensorflow as tf
 
-from fe_core.op.tensorop.hadamard import hadamard_matrix
+from fe_core.op.tensorop.hadamard import code_book
 
 __all__ = ["KERNELS", "resize_matrix"]
 
@@ -20,7 +20,7 @@ def _floating(tensor: Any) -> tf.Tensor:
 
 def un_hadamard_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[tf.Tensor]:
     """Class probabilities from the L1 distances to the code words (inverse distance weighting)."""
-    codes = hadamard_matrix(op.code_length)[:op.n_classes]
+    codes = code_book(op.n_classes, op.code_length)
     results = []
     for tensor in data:
         tensor = _floating(tensor)

@@ -8,7 +8,7 @@ from torch import nn
 
 from fe_core.containers import to_list
 from fe_core.export import fe_export
-from fe_core.op.tensorop.hadamard import check_code_length, distance_offset, hadamard_matrix
+from fe_core.op.tensorop.hadamard import check_code_length, distance_offset, code_book
 
 __all__ = ["HadamardCode"]
 
@@ -65,7 +65,7 @@ class HadamardCode(nn.Module):
         heads = len(self.in_features)
         sizes = [self.code_length // heads + (1 if index < self.code_length % heads else 0) for index in range(heads)]
         self.heads = nn.ModuleList(nn.Linear(features, size) for features, size in zip(self.in_features, sizes))
-        self.register_buffer("codes", torch.from_numpy(hadamard_matrix(self.code_length)[:self.n_classes].copy()))
+        self.register_buffer("codes", torch.from_numpy(code_book(self.n_classes, self.code_length)))
         self.offset = distance_offset(self.n_classes, self.code_length, self.max_prob, self.power)
 
     def forward(self, x: Union[torch.Tensor, Sequence[torch.Tensor]]) -> torch.Tensor:

@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 import torch
 import torch.nn.functional as F
 
-from fe_core.op.tensorop.hadamard import hadamard_matrix
+from fe_core.op.tensorop.hadamard import code_book
 
 __all__ = ["KERNELS"]
 
@@ -28,7 +28,7 @@ def un_hadamard_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> Li
     for tensor in data:
         tensor = tensor.float() if not tensor.is_floating_point() else tensor
         codes = _cached(op, "_fe_torch_codes", tensor,
-                        lambda: torch.from_numpy(hadamard_matrix(op.code_length)[:op.n_classes].copy()))
+                        lambda: torch.from_numpy(code_book(op.n_classes, op.code_length)))
         distance = (tensor.unsqueeze(1) - codes).abs().sum(dim=-1) + op.offset
         weights = 1.0 / distance
         results.append(weights / weights.sum(dim=-1, keepdim=True))

@@ -1,9 +1,10 @@
 """Hadamard error-correcting codes shared by the `HadamardCode` layers and the `UnHadamard` TensorOp.
 
-A code of length L (a power of two) is the Sylvester Hadamard matrix of order L: L rows of +1/-1 that differ pairwise in
-exactly L/2 positions. Class `i` is coded by row `i`. A prediction is a vector in [-1, 1]^L; its distance to each code
-word is turned into class probabilities by inverse distance weighting, with an offset chosen so that a prediction equal
-to a code word gets exactly `max_prob`.
+Class `i` is coded by row `i` of the code book of the `Hadamard` NumpyOp (`hadamard_code`: a Sylvester Hadamard matrix
+of order L, a power of two, whose first column alternates), so labels coded in the pipeline and the layers' and
+UnHadamard's decoding agree. Rows differ in at least L/2 positions. A prediction is a vector in [-1, 1]^L; its distance
+to each code word is turned into class probabilities by inverse distance weighting, with an offset chosen so that a
+prediction equal to a code word gets `max_prob` (at least; exactly when the other rows are L/2 away).
 """
 from __future__ import annotations
 
@@ -11,22 +12,19 @@ from typing import Optional
 
 import numpy as np
 
-__all__ = ["hadamard_matrix", "default_code_length", "check_code_length", "distance_offset"]
+from fe_core.op.numpyop.univariate.hadamard import hadamard_code
+
+__all__ = ["code_book", "default_code_length", "check_code_length", "distance_offset"]
 
 
-def hadamard_matrix(order: int) -> np.ndarray:
-    """The Sylvester Hadamard matrix of `order` (a power of two), as float32 +1/-1 entries.
+def code_book(n_classes: int, code_length: int) -> np.ndarray:
+    """The float32 (n_classes, code_length) code words (the `Hadamard` NumpyOp's).
 
     Example:
-        >>> hadamard_matrix(2).tolist()
-        [[1.0, 1.0], [1.0, -1.0]]
+        >>> code_book(2, 2).tolist()
+        [[-1.0, 1.0], [1.0, -1.0]]
     """
-    if order < 1 or order & (order - 1):
-        raise ValueError(f"A Hadamard matrix order must be a positive power of 2, got {order}")
-    matrix = np.ones((1, 1), dtype=np.float32)
-    while matrix.shape[0] < order:
-        matrix = np.block([[matrix, matrix], [matrix, -matrix]])
-    return matrix
+    return hadamard_code(n_classes, code_length)
 
 
 def default_code_length(n_classes: int) -> int:

@@ -1,10 +1,11 @@
 """Losses written once for every backend: `CrossEntropy`, `MeanSquaredError`, `L1_Loss`."""
 from __future__ import annotations
 
-from typing import Dict, Iterable, Optional, Union
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
 
 from fe_core.op.tensorop.tensorop import TensorOp
 from fe_core.export import fe_export
+from fe_core.misuse import described, describe_value, where
 
 __all__ = ["LossOp", "CrossEntropy", "MeanSquaredError", "L1_Loss"]
 
@@ -117,8 +118,48 @@ class CrossEntropy(LossOp):
                          f"{tuple(true_shape)} (inputs {self.inputs}); pass form= to choose explicitly")
 
 
+def _static_shape(value: Any) -> Optional[Tuple[Optional[int], ...]]:
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        return None
+    try:
+        return tuple(None if dim is None else int(dim) for dim in shape)
+    except (TypeError, ValueError):  # unknown rank
+        return None
+
+
+class _ElementwiseLoss(LossOp):
+    """A loss comparing predictions and targets element by element; warmup checks that their shapes agree."""
+
+    def fe_check_inputs(self, data: Sequence[Any], state: Dict[str, Any]) -> None:
+        """Raise a ValueError naming the op, keys, shapes and context when y_pred and y_true cannot be compared
+        element by element (called by the Network in warmup only).
+
+        Accepted: equal per-sample shapes, shapes equal up to axes of size 1 ((N,) and (N, 1)), and same-rank shapes
+        that broadcast ((N, C) and (N, 1)). Unknown dimensions are not judged.
+        """
+        pred_shape, true_shape = _static_shape(data[0]), _static_shape(data[1])
+        if pred_shape is None or true_shape is None:
+            return
+        pred_sample, true_sample = pred_shape[1:], true_shape[1:]
+        if None in pred_sample or None in true_sample or pred_sample == true_sample:
+            return
+        if [d for d in pred_sample if d != 1] == [d for d in true_sample if d != 1]:
+            return
+        if len(pred_sample) == len(true_sample) and all(p == t or 1 in (p, t) for p, t in zip(pred_sample,
+                                                                                             true_sample)):
+            return
+        message = (f"{type(self).__name__} (inputs {self.inputs}) compares y_pred {self.pred_key!r} "
+                   f"({describe_value(data[0])}) with y_true {self.true_key!r} ({describe_value(data[1])}) in "
+                   f"{where(state)}: it needs a target of the prediction's shape, one value per predicted value")
+        if not [d for d in true_sample if d != 1] and len([d for d in pred_sample if d != 1]) == 1:
+            message += (f". {self.true_key!r} looks like class labels for {pred_sample[-1]} classes: use "
+                        f"CrossEntropy(inputs=({self.pred_key!r}, {self.true_key!r})) for classification")
+        raise described(ValueError(message))
+
+
 @fe_export("fe.op.tensorop.loss.mean_squared_error.MeanSquaredError", "fe.op.tensorop.loss.MeanSquaredError")
-class MeanSquaredError(LossOp):
+class MeanSquaredError(_ElementwiseLoss):
     """Mean squared error between predictions and targets (mean over all non-batch axes, then the batch)."""
 
     kernel_name = "mean_squared_error"
@@ -126,7 +167,7 @@ class MeanSquaredError(LossOp):
 
 
 @fe_export("fe.op.tensorop.loss.l1_loss.L1_Loss", "fe.op.tensorop.loss.L1_Loss")
-class L1_Loss(LossOp):  # pylint: disable=invalid-name  (FastEstimator's public name)
+class L1_Loss(_ElementwiseLoss):  # pylint: disable=invalid-name  (FastEstimator's public name)
     """L1 loss between predictions and targets, or its smooth/Huber variants.
 
     Args:

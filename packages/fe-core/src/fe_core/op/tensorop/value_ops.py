@@ -59,12 +59,13 @@ class Gather(TensorOp):
 
 @fe_export("fe.op.tensorop.normalize.Normalize", "fe.op.tensorop.Normalize")
 class Normalize(TensorOp):
-    """(x - mean * max_pixel_value) / (std * max_pixel_value + 1e-7), per channel on the last axis.
+    """(x - mean * max_pixel_value) / (std * max_pixel_value + 1e-7), per channel, computed by `fe.backend.normalize`:
+    channels on the last axis for TensorFlow (and numpy), on axis -3 (channels, height, width) for torch.
 
     Args:
         inputs: Key(s) of the tensor(s) to normalize.
         outputs: Key(s) of the results.
-        mean: A mean, or one per channel (last axis).
+        mean: A mean, or one per channel.
         std: A standard deviation, or one per channel.
         max_pixel_value: The input's maximum value, multiplying mean and std (1 to use them as they are).
         mode: Mode(s) to run in.
