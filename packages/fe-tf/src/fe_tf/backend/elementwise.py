@@ -16,7 +16,8 @@ _MATH = SimpleNamespace(exp=tf.exp, log1p=tf.math.log1p, log=tf.math.log, sqrt=t
 
 
 def _floating(tensor: Any) -> tf.Tensor:
-    tensor = tf.convert_to_tensor(tensor)
+    if not tf.is_tensor(tensor):
+        tensor = tf.convert_to_tensor(tensor)
     return tensor if tensor.dtype.is_floating else tf.cast(tensor, tf.float32)
 
 
@@ -42,7 +43,8 @@ def sign(tensor: Any) -> tf.Tensor:
 
 
 def power(tensor: Any, power_: Any) -> tf.Tensor:
-    tensor = tf.convert_to_tensor(tensor)
+    if not tf.is_tensor(tensor):
+        tensor = tf.convert_to_tensor(tensor)
     if not tf.is_tensor(power_) and isinstance(power_, float) and not tensor.dtype.is_floating:
         tensor = tf.cast(tensor, tf.float32)  # an integer tensor to a fractional power
     return tf.pow(tensor, _like(power_, tensor))

@@ -5,7 +5,7 @@ from typing import Any, Optional, Tuple
 
 import tensorflow as tf
 
-from fe_tf.backend.crossentropy import full_precision
+from fe_tf.backend.crossentropy import cast_to, full_precision
 
 __all__ = ["matched_pair", "mean_squared_error", "l1_loss", "smooth_l1_loss", "huber", "hinge", "focal_elements",
            "float_like", "at_least_one", "dice_inputs", "channel_axis", "cast_like", "nan_where"]
@@ -16,7 +16,7 @@ def matched_pair(y_true: Any, y_pred: Any) -> Tuple[tf.Tensor, tf.Tensor]:
     pred = full_precision(y_pred)
     if not pred.dtype.is_floating:
         pred = tf.cast(pred, tf.float32)
-    true = tf.cast(y_true, pred.dtype)
+    true = cast_to(y_true, pred.dtype)
     if true.shape == pred.shape:
         return true, pred
     if true.shape.rank != pred.shape.rank or (true.shape.is_fully_defined() and pred.shape.is_fully_defined()
@@ -38,14 +38,12 @@ def l1_loss(y_true: Any, y_pred: Any) -> tf.Tensor:
 def smooth_l1_loss(y_true: Any, y_pred: Any, beta: float) -> tf.Tensor:
     true, pred = matched_pair(y_true, y_pred)
     error = tf.abs(pred - true)
-    beta = tf.cast(beta, error.dtype)
     return tf.reduce_mean(tf.where(error < beta, 0.5 * tf.square(error) / beta, error - 0.5 * beta), axis=-1)
 
 
 def huber(y_true: Any, y_pred: Any, beta: float) -> tf.Tensor:
     true, pred = matched_pair(y_true, y_pred)
     error = tf.abs(pred - true)
-    beta = tf.cast(beta, error.dtype)
     return tf.reduce_mean(tf.where(error <= beta, 0.5 * tf.square(error), beta * (error - 0.5 * beta)), axis=-1)
 
 
