@@ -8,6 +8,7 @@ import re
 from typing import Any, Dict, List, Optional
 
 from fe_core.data import Data
+from fe_core.distributed.communicator import get_communicator
 from fe_core.trace.adapt.model_metric import ModelMetricTrace, model_name_of
 from fe_core.trace.io.model_saver import check_architecture_saving, own_file_name, save_model_files
 from fe_core.export import fe_export
@@ -116,14 +117,20 @@ class BestModelSaver(ModelMetricTrace):
             if self.save_dir:
                 paths = save_model_files(self.system.network.backend, self.model, self.save_dir, self.model_name,
                                          save_architecture=self.save_architecture)
-                self.model_path = paths[0]
-                print(f"FastEstimator-BestModelSaver: Saved model to {self.model_path}")
+                if paths:  # none on the other ranks of a data-parallel run: rank 0 writes
+                    self.model_path = paths[0]
+                    print(f"FastEstimator-BestModelSaver: Saved model to {self.model_path}")
         else:
             self.since_best += 1
         data.write_with_log(self.outputs[0], self.since_best)
         data.write_with_log(self.outputs[1], self.best)
 
     def on_end(self, data: Data) -> None:
+        communicator = get_communicator()
+        if self.load_best_final and communicator.world_size > 1:  # every rank loads the file rank 0 wrote
+            communicator.barrier()
+            self.model_path = communicator.all_gather_bytes((self.model_path or "").encode())[0].decode() or None
         if self.load_best_final and self.model_path:
-            print(f"FastEstimator-BestModelSaver: Restoring model from {self.model_path}")
+            if communicator.is_main:
+                print(f"FastEstimator-BestModelSaver: Restoring model from {self.model_path}")
             self.system.network.backend.load_weights(self.model, self.model_path)
