@@ -26,12 +26,15 @@ def to_tensor(value: Any, shared_memory: bool) -> Any:
 
 
 def to_numpy(value: Any) -> np.ndarray:
+    """`value` as a numpy array (detached, on the host)."""
     return np.asarray(value.numpy())
 
 
 def cast(value: Any, name: str) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.cast`."""
     return tf.cast(value, name)
 
 
 def convert_tensor_precision(tensor: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.convert_tensor_precision`."""
     return tf.cast(tensor, keras.config.dtype_policy().compute_dtype)

@@ -43,6 +43,7 @@ def _finish(loss: tf.Tensor, average_loss: bool) -> tf.Tensor:
 
 def binary_crossentropy(y_pred: Any, y_true: Any, from_logits: bool, average_loss: bool,
                         class_weights: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.binary_crossentropy`."""
     pred = full_precision(y_pred)
     target = cast_to(y_true, pred.dtype)
     if target.shape.rank != pred.shape.rank:
@@ -68,6 +69,7 @@ def _log_probabilities(pred: tf.Tensor, from_logits: bool) -> tf.Tensor:
 
 def categorical_crossentropy(y_pred: Any, y_true: Any, from_logits: bool, average_loss: bool,
                              class_weights: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.categorical_crossentropy`."""
     pred = full_precision(y_pred)
     target = cast_to(y_true, pred.dtype)
     if from_logits:
@@ -89,6 +91,7 @@ def sparse_labels(y_true: Any, pred_rank: Optional[int]) -> tf.Tensor:
 
 def sparse_categorical_crossentropy(y_pred: Any, y_true: Any, from_logits: bool, average_loss: bool,
                                     class_weights: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.sparse_categorical_crossentropy`."""
     pred = full_precision(y_pred)
     labels = sparse_labels(y_true, pred.shape.rank)
     int_labels = tf.cast(labels, tf.int64) if labels.dtype not in (tf.int32, tf.int64) else labels

@@ -31,18 +31,22 @@ def _like(value: Any, tensor: Any) -> Any:
 
 
 def abs(tensor: Any) -> tf.Tensor:  # pylint: disable=redefined-builtin
+    """The TensorFlow case of `fe.backend.abs`."""
     return tf.abs(tensor)
 
 
 def exp(tensor: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.exp`."""
     return tf.exp(_floating(tensor))
 
 
 def sign(tensor: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.sign`."""
     return tf.sign(tensor)
 
 
 def power(tensor: Any, power_: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.pow` and `fe.backend.tensor_pow`."""
     if not tf.is_tensor(tensor):
         tensor = tf.convert_to_tensor(tensor)
     if not tf.is_tensor(power_) and isinstance(power_, float) and not tensor.dtype.is_floating:
@@ -51,14 +55,17 @@ def power(tensor: Any, power_: Any) -> tf.Tensor:
 
 
 def tensor_sqrt(tensor: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.tensor_sqrt`."""
     return tf.sqrt(_floating(tensor))
 
 
 def tensor_round(tensor: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.tensor_round`."""
     return tf.round(tensor)
 
 
 def clip_by_value(tensor: Any, min_value: Any, max_value: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.clip_by_value`."""
     if min_value is not None and max_value is not None:
         return tf.clip_by_value(tensor, _like(min_value, tensor), _like(max_value, tensor))
     if min_value is not None:
@@ -69,10 +76,12 @@ def clip_by_value(tensor: Any, min_value: Any, max_value: Any) -> tf.Tensor:
 
 
 def maximum(tensor1: Any, tensor2: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.maximum`."""
     return tf.maximum(tensor1, _like(tensor2, tensor1))
 
 
 def where(condition: Any, yes: Any, no: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.where`."""
     if tf.is_tensor(yes) or isinstance(yes, tf.Variable):
         no = _like(no, yes)
     elif tf.is_tensor(no) or isinstance(no, tf.Variable):
@@ -81,8 +90,10 @@ def where(condition: Any, yes: Any, no: Any) -> tf.Tensor:
 
 
 def matmul(a: Any, b: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.matmul`."""
     return tf.linalg.matmul(a, b)
 
 
 def lambertw(tensor: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.lambertw`."""
     return lambertw_halley(_floating(tensor), _MATH)

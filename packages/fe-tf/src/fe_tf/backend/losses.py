@@ -26,28 +26,33 @@ def matched_pair(y_true: Any, y_pred: Any) -> Tuple[tf.Tensor, tf.Tensor]:
 
 
 def mean_squared_error(y_true: Any, y_pred: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.mean_squared_error`."""
     true, pred = matched_pair(y_true, y_pred)
     return tf.reduce_mean(tf.math.squared_difference(pred, true), axis=-1)
 
 
 def l1_loss(y_true: Any, y_pred: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.l1_loss`."""
     true, pred = matched_pair(y_true, y_pred)
     return tf.reduce_mean(tf.abs(pred - true), axis=-1)
 
 
 def smooth_l1_loss(y_true: Any, y_pred: Any, beta: float) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.smooth_l1_loss`."""
     true, pred = matched_pair(y_true, y_pred)
     error = tf.abs(pred - true)
     return tf.reduce_mean(tf.where(error < beta, 0.5 * tf.square(error) / beta, error - 0.5 * beta), axis=-1)
 
 
 def huber(y_true: Any, y_pred: Any, beta: float) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.huber`."""
     true, pred = matched_pair(y_true, y_pred)
     error = tf.abs(pred - true)
     return tf.reduce_mean(tf.where(error <= beta, 0.5 * tf.square(error), beta * (error - 0.5 * beta)), axis=-1)
 
 
 def hinge(y_true: Any, y_pred: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.hinge`."""
     true, pred = matched_pair(y_true, y_pred)
     return tf.reduce_mean(tf.maximum(1.0 - true * pred, 0.0), axis=-1)
 
@@ -74,15 +79,18 @@ def focal_elements(y_true: Any, y_pred: Any, gamma: float, alpha: Optional[float
 
 
 def float_like(value: Any, like: tf.Tensor) -> tf.Tensor:
+    """`value` cast to `like`'s dtype and shaped like it."""
     value = tf.cast(value, like.dtype)
     return tf.reshape(value, tf.shape(like)) if value.shape.rank != like.shape.rank else value
 
 
 def at_least_one(value: tf.Tensor) -> tf.Tensor:
+    """`value` with every element below 1 raised to 1."""
     return tf.maximum(value, tf.cast(1.0, value.dtype))
 
 
 def dice_inputs(y_pred: Any, y_true: Any) -> Tuple[tf.Tensor, tf.Tensor]:
+    """(prediction, labels) for `dice_score`: float32 for half-precision or integer predictions."""
     pred = full_precision(y_pred)
     if not pred.dtype.is_floating:
         pred = tf.cast(pred, tf.float32)
@@ -90,12 +98,15 @@ def dice_inputs(y_pred: Any, y_true: Any) -> Tuple[tf.Tensor, tf.Tensor]:
 
 
 def channel_axis(tensor: tf.Tensor) -> int:
+    """The channel axis of `tensor` for `dice_score`."""
     return tensor.shape.rank - 1
 
 
 def cast_like(value: Any, like: tf.Tensor) -> tf.Tensor:
+    """`value` (a tensor or a boolean mask) cast to `like`'s dtype."""
     return tf.cast(value, like.dtype)
 
 
 def nan_where(condition: tf.Tensor, value: tf.Tensor) -> tf.Tensor:
+    """`value` with NaN where `condition` holds."""
     return tf.where(condition, tf.fill(tf.shape(value), tf.constant(float("nan"), value.dtype)), value)

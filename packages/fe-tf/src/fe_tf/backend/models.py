@@ -25,6 +25,7 @@ def _as_input(value: Any) -> Any:
 
 
 def feed_forward(model: Any, x: Sequence[Any], training: bool) -> Any:
+    """The TensorFlow case of `fe.backend.feed_forward`."""
     inputs = [_as_input(value) for value in x]
     return model(inputs[0] if len(inputs) == 1 else inputs, training=training)
 
@@ -66,10 +67,12 @@ def update_step(model: Any, gradients: Sequence[Any]) -> Callable[[], None]:
 
 
 def get_lr(model: Any) -> float:
+    """The TensorFlow case of `fe.backend.get_lr`."""
     return get_learning_rate(_current_optimizer(model, "get_lr"))
 
 
 def set_lr(model: Any, lr: float, weight_decay: Optional[float]) -> None:
+    """The TensorFlow case of `fe.backend.set_lr`."""
     optimizer = _current_optimizer(model, "set_lr")
     set_learning_rate(optimizer, lr)
     if weight_decay is not None:
@@ -91,6 +94,7 @@ def _named(model: Any, name: str) -> Iterator[None]:
 
 
 def save_model(model: Any, save_dir: str, model_name: str, save_optimizer: bool, save_architecture: bool) -> str:
+    """The TensorFlow case of `fe.backend.save_model`."""
     os.makedirs(save_dir, exist_ok=True)
     with _named(model, model_name):
         files = checkpoint.save_model(model, save_dir, save_optimizer)
@@ -116,6 +120,7 @@ def _weights_file(weights_path: str) -> str:
 
 
 def load_model(model: Any, weights_path: str, load_optimizer: bool) -> None:
+    """The TensorFlow case of `fe.backend.load_model`."""
     path = _weights_file(weights_path)
     checkpoint.load_weights(model, path)
     if load_optimizer:
@@ -132,6 +137,7 @@ def load_model(model: Any, weights_path: str, load_optimizer: bool) -> None:
 
 
 def l2_regularization(model: Any, beta: float) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.l2_regularization`."""
     variables: List[Any] = list(model.trainable_variables)
     if not variables:
         return tf.constant(0.0)

@@ -15,31 +15,38 @@ def _axis(axis: Axis) -> Union[None, int, List[int]]:
 
 
 def reduce_sum(tensor: tf.Tensor, axis: Axis, keepdims: bool) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.reduce_sum`."""
     return tf.reduce_sum(tensor, axis=_axis(axis), keepdims=keepdims)
 
 
 def reduce_mean(tensor: tf.Tensor, axis: Axis, keepdims: bool) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.reduce_mean`."""
     return tf.reduce_mean(tensor, axis=_axis(axis), keepdims=keepdims)
 
 
 def reduce_min(tensor: tf.Tensor, axis: Axis, keepdims: bool) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.reduce_min`."""
     return tf.reduce_min(tensor, axis=_axis(axis), keepdims=keepdims)
 
 
 def reduce_max(tensor: tf.Tensor, axis: Axis, keepdims: bool) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.reduce_max`."""
     return tf.reduce_max(tensor, axis=_axis(axis), keepdims=keepdims)
 
 
 def reduce_std(tensor: tf.Tensor, axis: Axis, keepdims: bool) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.reduce_std`."""
     return tf.math.reduce_std(tensor, axis=_axis(axis), keepdims=keepdims)
 
 
 def argmax(tensor: tf.Tensor, axis: int) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.argmax`."""
     return tf.argmax(tensor, axis=axis)
 
 
 def percentile(tensor: tf.Tensor, percentiles: Union[int, float, Sequence[Union[int, float]]], axis: Axis,
                keepdims: bool) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.percentile`."""
     tensor = tf.convert_to_tensor(tensor)
     single = not isinstance(percentiles, (list, tuple))
     values = [percentiles] if single else list(percentiles)
@@ -64,6 +71,7 @@ def percentile(tensor: tf.Tensor, percentiles: Union[int, float, Sequence[Union[
 
 
 def check_nan(val: tf.Tensor) -> Union[bool, tf.Tensor]:
+    """The TensorFlow case of `fe.backend.check_nan`."""
     if not (val.dtype.is_floating or val.dtype.is_complex):
         return False
     found = tf.reduce_any(tf.math.is_nan(val))

@@ -16,6 +16,7 @@ CHANNELS_FIRST = False
 
 
 def get_shape(tensor: Any) -> Tuple[Any, ...]:
+    """The TensorFlow case of `fe.backend.get_shape`."""
     static = tensor.shape
     if static.is_fully_defined():
         return tuple(static.as_list())
@@ -24,34 +25,42 @@ def get_shape(tensor: Any) -> Tuple[Any, ...]:
 
 
 def reshape(tensor: Any, shape: List[int]) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.reshape`."""
     return tf.reshape(tensor, shape)
 
 
 def expand_dims(tensor: Any, axis: int) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.expand_dims`."""
     return tf.expand_dims(tensor, axis)
 
 
 def squeeze(tensor: Any, axis: Optional[int]) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.squeeze`."""
     return tf.squeeze(tensor, axis)
 
 
 def permute(tensor: Any, permutation: List[int]) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.permute`."""
     return tf.transpose(tensor, permutation)
 
 
 def transpose(tensor: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.transpose`."""
     return tf.transpose(tensor)
 
 
 def flip(tensor: Any, axes: List[int]) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.flip`."""
     return tf.reverse(tensor, axes)
 
 
 def roll(tensor: Any, shift: Union[int, List[int]], axis: Union[int, List[int]]) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.roll`."""
     return tf.roll(tensor, shift, axis)
 
 
 def concat(tensors: Sequence[Any], axis: int) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.concat`."""
     return tf.concat(list(tensors), axis=axis)
 
 
@@ -63,14 +72,17 @@ def _indices(indices: Any) -> Any:
 
 
 def gather(tensor: Any, indices: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.gather`."""
     return tf.gather(tensor, tf.squeeze(_indices(indices)))
 
 
 def gather_from_batch(tensor: Any, indices: Any) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.gather_from_batch`."""
     return tf.gather(tensor, tf.reshape(_indices(indices), [-1]), batch_dims=1)
 
 
 def resize_3d(tensor: Any, output_shape: List[int], resize_mode: str) -> tf.Tensor:
+    """The TensorFlow case of `fe.backend.resize_3d`."""
     tensor = tf.convert_to_tensor(tensor)
     if resize_mode == "nearest":  # exact source indices (torch's rule), one gather per axis
         for axis, out_size in zip((1, 2, 3), output_shape):
@@ -89,4 +101,5 @@ def resize_3d(tensor: Any, output_shape: List[int], resize_mode: str) -> tf.Tens
 
 
 def to_numpy(tensor: Any) -> np.ndarray:
+    """`value` as a numpy array (detached, on the host)."""
     return np.asarray(tensor.numpy())

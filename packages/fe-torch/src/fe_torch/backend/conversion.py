@@ -33,6 +33,7 @@ def _is_tf(value: Any) -> bool:
 
 
 def to_numpy(value: torch.Tensor) -> np.ndarray:
+    """`value` as a numpy array (detached, on the host)."""
     value = value.detach()
     if value.dtype is torch.bfloat16:
         value = value.float()
@@ -40,8 +41,10 @@ def to_numpy(value: torch.Tensor) -> np.ndarray:
 
 
 def cast(value: torch.Tensor, name: str) -> torch.Tensor:
+    """The torch case of `fe.backend.cast`."""
     return value.to(getattr(torch, name))
 
 
 def convert_tensor_precision(tensor: torch.Tensor) -> torch.Tensor:
+    """The torch case of `fe.backend.convert_tensor_precision`."""
     return tensor.to(torch.float32)

@@ -20,16 +20,20 @@ def torch_dtype(dtype: Any) -> Optional[torch.dtype]:
 
 
 def zeros_like(tensor: torch.Tensor, dtype: Any) -> torch.Tensor:
+    """The torch case of `fe.backend.zeros_like`."""
     return torch.zeros_like(tensor, dtype=torch_dtype(dtype))
 
 
 def ones_like(tensor: torch.Tensor, dtype: Any) -> torch.Tensor:
+    """The torch case of `fe.backend.ones_like`."""
     return torch.ones_like(tensor, dtype=torch_dtype(dtype))
 
 
 def random_normal_like(tensor: torch.Tensor, mean: float, std: float, dtype: Any) -> torch.Tensor:
+    """The torch case of `fe.backend.random_normal_like`."""
     return torch.randn(tensor.shape, dtype=torch_dtype(dtype), device=tensor.device) * std + mean
 
 
 def random_uniform_like(tensor: torch.Tensor, minval: float, maxval: float, dtype: Any) -> torch.Tensor:
+    """The torch case of `fe.backend.random_uniform_like`."""
     return torch.rand(tensor.shape, dtype=torch_dtype(dtype), device=tensor.device) * (maxval - minval) + minval

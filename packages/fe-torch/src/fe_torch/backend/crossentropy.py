@@ -43,6 +43,7 @@ def _finish(loss: torch.Tensor, average_loss: bool) -> torch.Tensor:
 
 def binary_crossentropy(y_pred: torch.Tensor, y_true: torch.Tensor, from_logits: bool, average_loss: bool,
                         class_weights: Optional[Dict[int, float]]) -> torch.Tensor:
+    """The torch case of `fe.backend.binary_crossentropy`."""
     pred = _float(y_pred)
     target = y_true.to(pred.dtype)
     if target.shape != pred.shape:
@@ -67,6 +68,7 @@ def _log_probabilities(pred: torch.Tensor, from_logits: bool) -> torch.Tensor:
 
 def categorical_crossentropy(y_pred: torch.Tensor, y_true: torch.Tensor, from_logits: bool, average_loss: bool,
                              class_weights: Optional[Dict[int, float]]) -> torch.Tensor:
+    """The torch case of `fe.backend.categorical_crossentropy`."""
     pred = _float(y_pred)
     target = y_true.to(pred.dtype)
     if from_logits and not class_weights:
@@ -85,6 +87,7 @@ def sparse_labels(y_true: torch.Tensor, pred_ndim: int) -> torch.Tensor:
 
 def sparse_categorical_crossentropy(y_pred: torch.Tensor, y_true: torch.Tensor, from_logits: bool,
                                     average_loss: bool, class_weights: Optional[Dict[int, float]]) -> torch.Tensor:
+    """The torch case of `fe.backend.sparse_categorical_crossentropy`."""
     pred = _float(y_pred)
     labels = sparse_labels(y_true, pred.ndim)
     weight = class_weight_tensor(class_weights, pred.shape[1], pred.device) if class_weights else None

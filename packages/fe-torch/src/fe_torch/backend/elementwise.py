@@ -20,48 +20,59 @@ def _floating(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def abs(tensor: torch.Tensor) -> torch.Tensor:  # pylint: disable=redefined-builtin
+    """The torch case of `fe.backend.abs`."""
     return torch.abs(tensor)
 
 
 def exp(tensor: torch.Tensor) -> torch.Tensor:
+    """The torch case of `fe.backend.exp`."""
     return torch.exp(tensor)
 
 
 def sign(tensor: torch.Tensor) -> torch.Tensor:
+    """The torch case of `fe.backend.sign`."""
     return torch.sign(tensor)
 
 
 def power(tensor: torch.Tensor, power_: Any) -> torch.Tensor:
+    """The torch case of `fe.backend.pow` and `fe.backend.tensor_pow`."""
     return torch.pow(tensor, power_)
 
 
 def tensor_sqrt(tensor: torch.Tensor) -> torch.Tensor:
+    """The torch case of `fe.backend.tensor_sqrt`."""
     return torch.sqrt(tensor)
 
 
 def tensor_round(tensor: torch.Tensor) -> torch.Tensor:
+    """The torch case of `fe.backend.tensor_round`."""
     return torch.round(tensor)
 
 
 def clip_by_value(tensor: torch.Tensor, min_value: Any, max_value: Any) -> torch.Tensor:
+    """The torch case of `fe.backend.clip_by_value`."""
     if min_value is None and max_value is None:
         return tensor
     return torch.clamp(tensor, min=min_value, max=max_value)
 
 
 def maximum(tensor1: torch.Tensor, tensor2: Any) -> torch.Tensor:
+    """The torch case of `fe.backend.maximum`."""
     if not isinstance(tensor2, torch.Tensor):
         tensor2 = torch.as_tensor(tensor2, dtype=tensor1.dtype, device=tensor1.device)
     return torch.maximum(tensor1, tensor2)
 
 
 def where(condition: torch.Tensor, yes: Any, no: Any) -> torch.Tensor:
+    """The torch case of `fe.backend.where`."""
     return torch.where(condition, yes, no)
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The torch case of `fe.backend.matmul`."""
     return torch.matmul(a, b)
 
 
 def lambertw(tensor: torch.Tensor) -> torch.Tensor:
+    """The torch case of `fe.backend.lambertw`."""
     return lambertw_halley(_floating(tensor), _MATH)

@@ -9,6 +9,7 @@ __all__ = ["watch", "get_gradient"]
 
 
 def watch(tensor: torch.Tensor, tape: Any = None) -> torch.Tensor:
+    """The torch case of `fe.backend.watch`."""
     if not tensor.requires_grad:
         tensor.requires_grad_(True)
     return tensor
@@ -16,6 +17,7 @@ def watch(tensor: torch.Tensor, tape: Any = None) -> torch.Tensor:
 
 def get_gradient(target: torch.Tensor, sources: Union[torch.Tensor, Sequence[torch.Tensor]], higher_order: bool,
                  tape: Any, retain_graph: bool) -> Union[Optional[torch.Tensor], List[Optional[torch.Tensor]]]:
+    """The torch case of `fe.backend.get_gradient`."""
     single = isinstance(sources, torch.Tensor)
     inputs = [sources] if single else list(sources)
     grad_outputs = None if target.ndim == 0 else torch.ones_like(target)

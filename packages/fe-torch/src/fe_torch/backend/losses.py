@@ -23,26 +23,31 @@ def matched_pair(y_true: Any, y_pred: torch.Tensor) -> Tuple[torch.Tensor, torch
 
 
 def mean_squared_error(y_true: Any, y_pred: torch.Tensor) -> torch.Tensor:
+    """The torch case of `fe.backend.mean_squared_error`."""
     true, pred = matched_pair(y_true, y_pred)
     return torch.square(pred - true).mean(dim=-1)
 
 
 def l1_loss(y_true: Any, y_pred: torch.Tensor) -> torch.Tensor:
+    """The torch case of `fe.backend.l1_loss`."""
     true, pred = matched_pair(y_true, y_pred)
     return torch.abs(pred - true).mean(dim=-1)
 
 
 def smooth_l1_loss(y_true: Any, y_pred: torch.Tensor, beta: float) -> torch.Tensor:
+    """The torch case of `fe.backend.smooth_l1_loss`."""
     true, pred = matched_pair(y_true, y_pred)
     return F.smooth_l1_loss(pred, true, reduction="none", beta=beta).mean(dim=-1)
 
 
 def huber(y_true: Any, y_pred: torch.Tensor, beta: float) -> torch.Tensor:
+    """The torch case of `fe.backend.huber`."""
     true, pred = matched_pair(y_true, y_pred)
     return F.huber_loss(pred, true, reduction="none", delta=beta).mean(dim=-1)
 
 
 def hinge(y_true: Any, y_pred: torch.Tensor) -> torch.Tensor:
+    """The torch case of `fe.backend.hinge`."""
     true, pred = matched_pair(y_true, y_pred)
     return torch.clamp(1.0 - true * pred, min=0.0).mean(dim=-1)
 
@@ -69,26 +74,32 @@ def focal_elements(y_true: Any, y_pred: torch.Tensor, gamma: float, alpha: Optio
 
 
 def float_like(value: Any, like: torch.Tensor) -> torch.Tensor:
+    """`value` cast to `like`'s dtype and shaped like it."""
     value = torch.as_tensor(value, device=like.device).to(like.dtype)
     return value.reshape(like.shape) if value.shape != like.shape else value
 
 
 def at_least_one(value: torch.Tensor) -> torch.Tensor:
+    """`value` with every element below 1 raised to 1."""
     return torch.clamp(value, min=1.0)
 
 
 def dice_inputs(y_pred: torch.Tensor, y_true: Any) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(prediction, labels) for `dice_score`: float32 for half-precision or integer predictions."""
     pred = y_pred if y_pred.dtype in (torch.float32, torch.float64) else y_pred.float()
     return pred, torch.as_tensor(y_true, device=pred.device).to(pred.dtype)
 
 
 def channel_axis(tensor: torch.Tensor) -> int:
+    """The channel axis of `tensor` for `dice_score`."""
     return 1
 
 
 def cast_like(value: Any, like: torch.Tensor) -> torch.Tensor:
+    """`value` (a tensor or a boolean mask) cast to `like`'s dtype."""
     return torch.as_tensor(value, device=like.device).to(like.dtype)
 
 
 def nan_where(condition: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+    """`value` with NaN where `condition` holds."""
     return torch.where(condition, torch.full_like(value, float("nan")), value)

@@ -55,6 +55,7 @@ def _as_input(value: Any, device: torch.device) -> Any:
 
 
 def feed_forward(model: torch.nn.Module, x: Sequence[Any], training: bool) -> Any:
+    """The torch case of `fe.backend.feed_forward`."""
     if model.training != training:
         model.train(training)
     if not all(isinstance(value, torch.Tensor) for value in x):
@@ -83,10 +84,12 @@ def update_step(model: torch.nn.Module, gradients: Sequence[Optional[torch.Tenso
 
 
 def get_lr(model: torch.nn.Module) -> float:
+    """The torch case of `fe.backend.get_lr`."""
     return optimizers.get_lr(model)
 
 
 def set_lr(model: torch.nn.Module, lr: float, weight_decay: Optional[float]) -> None:
+    """The torch case of `fe.backend.set_lr`."""
     optimizers.set_lr(model, lr)
     if weight_decay is not None:
         for group in optimizers.current_optimizer_of(model).param_groups:
@@ -109,6 +112,7 @@ def _named(model: torch.nn.Module, name: str) -> Iterator[None]:
 
 def save_model(model: torch.nn.Module, save_dir: str, model_name: str, save_optimizer: bool,
                save_architecture: bool) -> str:
+    """The torch case of `fe.backend.save_model`."""
     if save_architecture:
         raise ValueError(f"fe.backend.save_model: save_architecture is only available for TensorFlow models; torch "
                          f"model {model_name!r} can only save its weights")
@@ -126,6 +130,7 @@ def _strip_data_parallel(state: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def load_model(model: torch.nn.Module, weights_path: str, load_optimizer: bool) -> None:
+    """The torch case of `fe.backend.load_model`."""
     if not os.path.isfile(weights_path):
         raise FileNotFoundError(f"fe.backend.load_model: weights file {weights_path!r} for torch model "
                                 f"{_name(model)!r} does not exist")
@@ -147,6 +152,7 @@ def load_model(model: torch.nn.Module, weights_path: str, load_optimizer: bool) 
 
 
 def l2_regularization(model: torch.nn.Module, beta: float) -> torch.Tensor:
+    """The torch case of `fe.backend.l2_regularization`."""
     params = trainable_parameters(model)
     if not params:
         return torch.zeros((), device=model_device(model))

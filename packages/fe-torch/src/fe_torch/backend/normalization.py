@@ -8,6 +8,7 @@ __all__ = ["is_floating", "constant_like"]
 
 
 def is_floating(tensor: torch.Tensor) -> bool:
+    """Whether `tensor` has a floating dtype."""
     return tensor.is_floating_point()
 
 

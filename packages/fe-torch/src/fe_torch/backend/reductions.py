@@ -17,36 +17,42 @@ def _keep_all(result: torch.Tensor, tensor: torch.Tensor) -> torch.Tensor:
 
 
 def reduce_sum(tensor: torch.Tensor, axis: Axis, keepdims: bool) -> torch.Tensor:
+    """The torch case of `fe.backend.reduce_sum`."""
     if axis is None:
         return _keep_all(torch.sum(tensor), tensor) if keepdims else torch.sum(tensor)
     return torch.sum(tensor, dim=axis, keepdim=keepdims)
 
 
 def reduce_mean(tensor: torch.Tensor, axis: Axis, keepdims: bool) -> torch.Tensor:
+    """The torch case of `fe.backend.reduce_mean`."""
     if axis is None:
         return _keep_all(torch.mean(tensor), tensor) if keepdims else torch.mean(tensor)
     return torch.mean(tensor, dim=axis, keepdim=keepdims)
 
 
 def reduce_min(tensor: torch.Tensor, axis: Axis, keepdims: bool) -> torch.Tensor:
+    """The torch case of `fe.backend.reduce_min`."""
     if axis is None:
         return _keep_all(torch.min(tensor), tensor) if keepdims else torch.min(tensor)
     return torch.amin(tensor, dim=axis, keepdim=keepdims)
 
 
 def reduce_max(tensor: torch.Tensor, axis: Axis, keepdims: bool) -> torch.Tensor:
+    """The torch case of `fe.backend.reduce_max`."""
     if axis is None:
         return _keep_all(torch.max(tensor), tensor) if keepdims else torch.max(tensor)
     return torch.amax(tensor, dim=axis, keepdim=keepdims)
 
 
 def reduce_std(tensor: torch.Tensor, axis: Axis, keepdims: bool) -> torch.Tensor:
+    """The torch case of `fe.backend.reduce_std`."""
     if axis is None:
         return _keep_all(torch.std(tensor, correction=0), tensor) if keepdims else torch.std(tensor, correction=0)
     return torch.std(tensor, dim=axis, correction=0, keepdim=keepdims)
 
 
 def argmax(tensor: torch.Tensor, axis: int) -> torch.Tensor:
+    """The torch case of `fe.backend.argmax`."""
     return torch.argmax(tensor, dim=axis)
 
 
@@ -58,6 +64,7 @@ def _axes(axis: Axis, ndim: int) -> List[int]:
 
 def percentile(tensor: torch.Tensor, percentiles: Union[int, float, Sequence[Union[int, float]]], axis: Axis,
                keepdims: bool) -> torch.Tensor:
+    """The torch case of `fe.backend.percentile`."""
     single = not isinstance(percentiles, (list, tuple))
     values = [percentiles] if single else list(percentiles)
     axes = _axes(axis, tensor.ndim)
@@ -72,6 +79,7 @@ def percentile(tensor: torch.Tensor, percentiles: Union[int, float, Sequence[Uni
 
 
 def check_nan(val: torch.Tensor) -> bool:
+    """The torch case of `fe.backend.check_nan`."""
     if not (val.is_floating_point() or val.is_complex()):
         return False
     return bool(torch.isnan(val).any())
