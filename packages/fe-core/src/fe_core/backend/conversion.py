@@ -65,7 +65,8 @@ def to_tensor(data: Any, target_type: str, shared_memory: bool = False) -> Any:
     """Convert tensors within a collection of `data` to a given `target_type` recursively.
 
     numpy arrays, numbers and tensors of any framework become `target_type` tensors (torch tensors on the CPU, as
-    FastEstimator's pipeline produces them); None stays None, strings stay strings.
+    FastEstimator's pipeline produces them); None stays None, strings stay strings. Asking for 'torch' or 'tf'
+    tensors loads that framework's backend (fe-torch / fe-tf) if it is not loaded yet.
 
     Args:
         data: A tensor or possibly nested collection of tensors.
