@@ -3,7 +3,8 @@
 Writes `<out>/rank<R>.json`: final weights, the eval/test history, the sample ids each rank trained on per epoch,
 `num_devices`, and the eval data's accuracy / loss computed directly from the final weights (the single-process
 truth). Arguments (environment): FE_T_OUT (output directory), FE_T_CKPT (RestoreWizard directory, optional),
-FE_T_CRASH_AT (exit at this global step, optional), FE_T_BATCH (global batch size), FE_T_EPOCHS.
+FE_T_CRASH_AT (exit at this global step, optional), FE_T_BATCH (global batch size), FE_T_EPOCHS, FE_T_SELF_INIT
+(initialise the process group in the script, before fe, as Ray Train does).
 """
 import json
 import os
@@ -57,6 +58,8 @@ class Crash(Trace):
 
 
 def main():
+    if os.environ.get("FE_T_SELF_INIT"):  # as Ray Train's TorchTrainer does: the group exists before fe runs
+        torch.distributed.init_process_group("gloo", init_method="env://")
     out = os.environ["FE_T_OUT"]
     batch = int(os.environ.get("FE_T_BATCH", "4"))
     epochs = int(os.environ.get("FE_T_EPOCHS", "2"))

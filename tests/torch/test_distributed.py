@@ -121,6 +121,39 @@ def test_a_run_killed_mid_epoch_resumes_bitwise(tmp_path):
         assert after["seen"] == before["seen"]  # each rank's own samples, its trace state restored per rank
 
 
+def plain_processes(out: Path, timeout: float = 240, **env: str) -> Tuple[List[int], str]:
+    """Start 2 ordinary python processes with the variables a cluster manager sets (Slurm/Kubernetes/Ray Train
+    export RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), no torchrun."""
+    out.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    processes = []
+    for rank in range(2):
+        environ = dict(os.environ, OMP_NUM_THREADS="1", FE_T_OUT=str(out), FE_HISTORY_DB=str(out / "history.db"),
+                       RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
+                       MASTER_PORT=str(port), **env)
+        processes.append(subprocess.Popen([sys.executable, str(SCRIPT)], env=environ, stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True, start_new_session=True))
+    outputs = []
+    try:
+        for process in processes:
+            outputs.append(process.communicate(timeout=timeout)[0])
+    except subprocess.TimeoutExpired:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGKILL)
+        pytest.fail("the processes did not finish in time")
+    return [process.returncode for process in processes], "".join(outputs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("self_init", ["", "1"], ids=["fe-initialises", "script-initialised-the-group"])
+def test_processes_started_by_a_cluster_manager(tmp_path, self_init):
+    codes, output = plain_processes(tmp_path, FE_T_SELF_INIT=self_init)
+    assert codes == [0, 0], output[-3000:]
+    ranks = results(tmp_path)
+    assert [r["world_size"] for r in ranks] == [2, 2] and ranks[0]["weights"] == ranks[1]["weights"]
+    assert sorted(ranks[0]["seen"]["1"] + ranks[1]["seen"]["1"]) == list(range(13))
+
+
 def test_a_single_process_checkpoint_is_refused_by_two_processes(tmp_path):
     from fe_core.distributed.rank_state import rank_entry
     from fe_core.distributed.threads import ThreadGroup
