@@ -8,7 +8,8 @@ An object chooses its state by defining `get_state() -> dict` and `set_state(sta
 of its instance `__dict__` that the checkpoint codec can store (counters, numbers, strings, numpy arrays, dicts and
 lists of those, numpy generators, summaries), except configuration:
     * attributes named like a parameter of the `__init__` of its class or a base class (FastEstimator's convention
-      stores constructor arguments under their own names: `CSVLogger(filename=...)` -> `self.filename`), and
+      stores constructor arguments under their own names: `CSVLogger(filename=...)` -> `self.filename`) or listed in
+      a class's `fe_configuration` tuple (a dataset's arrays and their index: the script's input data), and
     * attributes that hold callables, modules, models, the `system` back reference or any other object the codec
       cannot store (rebuilt by the user's script).
 Restoring sets only attributes the object already has, with a value of the same kind (a number stays a number, an
@@ -49,7 +50,9 @@ _WARNED: set = set()
 
 
 def configuration_names(cls: type) -> FrozenSet[str]:
-    """The attribute names that are configuration for objects of `cls`: the parameters of every `__init__` in its MRO.
+    """The attribute names that are configuration for objects of `cls`: the parameters of every `__init__` in its MRO,
+    and the names a class lists in its `fe_configuration` attribute (derived data a class keeps, such as a dataset's
+    index of its arrays).
 
     Example:
         >>> class Saver:
@@ -62,6 +65,7 @@ def configuration_names(cls: type) -> FrozenSet[str]:
     if names is None:
         found = set()
         for klass in cls.__mro__:
+            found.update(klass.__dict__.get("fe_configuration", ()))
             init = klass.__dict__.get("__init__")
             if init is None or klass is object:
                 continue

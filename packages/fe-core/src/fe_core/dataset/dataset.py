@@ -298,12 +298,9 @@ class FEDataset:
         return str(self.summary())
 
     # ------------------------------------------------------------------ checkpoints
-    def get_state(self) -> Dict[str, Any]:
-        """Checkpoint state: none (a dataset is the script's input data, rebuilt by the script)."""
-        return {}
-
-    def set_state(self, state: Dict[str, Any]) -> None:
-        """Restore what `get_state` returned."""
+    # The samples are the script's input data, rebuilt by the script: never copied into checkpoints. Attributes a
+    # subclass adds (counters, generators, a per-epoch map) are its state and are checkpointed like any object's.
+    fe_configuration = ("data",)
 
 
 @fe_export("fe.dataset.dataset.InMemoryDataset")
