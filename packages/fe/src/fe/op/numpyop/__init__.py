@@ -2,7 +2,7 @@
 """FastEstimator's `fe.op.numpyop`.
 
 Names: `Batch`, `Delete`, `LambdaOp`, `NumpyOp`, `RemoveIf`, `forward_numpyop`, defined in `fe_core.op.numpyop.batch`,
-`fe_core.op.numpyop.delete`, `fe_core.op.numpyop.lambda_op`, ....
+`fe_core.op.numpyop.delete`, `fe_core.op.numpyop.forward_numpyop`, ....
 Modules: `meta`, `multivariate`, `numpyop`, `univariate`.
 
 Everything here is imported on first access (no framework is imported by importing this module).
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from fe_core.op.numpyop.lambda_op import LambdaOp as LambdaOp
     from fe_core.op.numpyop.numpyop import NumpyOp as NumpyOp
     from fe_core.op.numpyop.remove_if import RemoveIf as RemoveIf
-    from fe_core.op.numpyop.numpyop import forward_numpyop as forward_numpyop
+    from fe_core.op.numpyop.forward_numpyop import forward_numpyop as forward_numpyop
     from fe.op.numpyop import meta as meta
     from fe.op.numpyop import multivariate as multivariate
     from fe.op.numpyop import numpyop as numpyop
@@ -36,7 +36,7 @@ _ATTRIBUTES = {
     "LambdaOp": "fe_core.op.numpyop.lambda_op:LambdaOp",
     "NumpyOp": "fe_core.op.numpyop.numpyop:NumpyOp",
     "RemoveIf": "fe_core.op.numpyop.remove_if:RemoveIf",
-    "forward_numpyop": "fe_core.op.numpyop.numpyop:forward_numpyop",
+    "forward_numpyop": "fe_core.op.numpyop.forward_numpyop:forward_numpyop",
 }
 _SUBMODULES = [
     "meta", "multivariate", "numpyop", "univariate",

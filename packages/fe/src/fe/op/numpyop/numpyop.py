@@ -2,7 +2,7 @@
 """FastEstimator's `fe.op.numpyop.numpyop`.
 
 Names: `Batch`, `Delete`, `LambdaOp`, `NumpyOp`, `RemoveIf`, `forward_numpyop`, defined in `fe_core.op.numpyop.batch`,
-`fe_core.op.numpyop.delete`, `fe_core.op.numpyop.lambda_op`, ....
+`fe_core.op.numpyop.delete`, `fe_core.op.numpyop.forward_numpyop`, ....
 
 Everything here is imported on first access (no framework is imported by importing this module).
 """
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from fe_core.op.numpyop.lambda_op import LambdaOp as LambdaOp
     from fe_core.op.numpyop.numpyop import NumpyOp as NumpyOp
     from fe_core.op.numpyop.remove_if import RemoveIf as RemoveIf
-    from fe_core.op.numpyop.numpyop import forward_numpyop as forward_numpyop
+    from fe_core.op.numpyop.forward_numpyop import forward_numpyop as forward_numpyop
 
 __all__ = [
     "Batch", "Delete", "LambdaOp", "NumpyOp", "RemoveIf", "forward_numpyop",
@@ -30,7 +30,7 @@ _ATTRIBUTES = {
     "LambdaOp": "fe_core.op.numpyop.lambda_op:LambdaOp",
     "NumpyOp": "fe_core.op.numpyop.numpyop:NumpyOp",
     "RemoveIf": "fe_core.op.numpyop.remove_if:RemoveIf",
-    "forward_numpyop": "fe_core.op.numpyop.numpyop:forward_numpyop",
+    "forward_numpyop": "fe_core.op.numpyop.forward_numpyop:forward_numpyop",
 }
 _SUBMODULES = [
 ]
