@@ -17,6 +17,7 @@ from fe_core.trace import implemented_hooks
 from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.progress_bar import ProgressBar
 from fe_core.export import fe_export
+from fe_core.misuse import check_ds_ids_exist, find_unavailable_input, suggest_keys, unavailable_key_message
 
 __all__ = ["Estimator", "EarlyStop", "record_history"]
 
@@ -278,6 +279,7 @@ class Estimator:
     def _warmup(self, eager: bool) -> None:
         """Run one step of every distinct (mode, epoch, ds_id) configuration and check every key is produced."""
         total_epochs = self.system.total_epochs
+        self._check_ds_ids()
         monitors_seen: Set[str] = set()
         pipeline_modes = self.pipeline.get_modes()
         for mode in ("train", "eval"):
@@ -298,22 +300,26 @@ class Estimator:
                              f"trace in any mode, epoch or ds_id")
         self.system.mode = "train"
 
+    def _check_ds_ids(self) -> None:
+        """Fail when an op, pop, slicer or trace is restricted to a ds_id that names no dataset (it would never run)."""
+        check_ds_ids_exist(self.pipeline, (("Pipeline op", self.pipeline.ops), ("Network op", self.network.ops),
+                                           ("Postprocessing op", self.network.postprocessing),
+                                           ("Slicer", self.network.slicers), ("Trace", self.traces_in_use)),
+                           self.system.total_epochs)
+
     def _warmup_step(self, traces: List[Trace], mode: str, epoch: int, ds_id: str, ds_ids: List[str],
                      eager: bool) -> Set[str]:
         where = f"mode {mode!r}, epoch {epoch}, ds_id {ds_id!r}"
         plan = self._plan(traces, mode, epoch, ds_id)
         needed, _, _, _ = self.network.get_keys(mode, epoch, ds_id, plan.desired_keys)
         with self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False, steps_per_epoch=1,
-                           output_keys=plan.pipeline_keys) as loader:
+                           output_keys=plan.pipeline_keys, warmup=True) as loader:
             batch = next(iter(loader), None)
         if batch is None:
             return set()
         missing = sorted(needed - set(batch))
         if missing:
-            key = missing[0]
-            raise KeyError(f"{self._consumers_of(key, mode, epoch, ds_id)} read(s) key {key!r}, which is not produced "
-                           f"by the pipeline or an earlier op in {where} (pipeline provides {sorted(batch)}); "
-                           f"missing keys: {missing}")
+            raise KeyError(self._missing_key_message(missing, mode, epoch, ds_id))
         with self.network(mode=mode, epoch=epoch, ds_id=ds_id, desired_output_keys=plan.desired_keys, warmup=True,
                           eager=eager):
             result = self.network.run_step(batch)
@@ -324,11 +330,32 @@ class Estimator:
                 continue
             for key in trace.inputs:
                 if key != "*" and key not in available and key not in trace_outputs:
+                    close = suggest_keys(key, available | trace_outputs)
                     raise KeyError(f"Trace {type(trace).__name__} reads key {key!r}, which is not produced by the "
                                    f"pipeline, the network or any trace in {where}; available keys: "
-                                   f"{sorted(available | trace_outputs)}")
+                                   f"{sorted(available | trace_outputs)}" +
+                                   (f". Did you mean {' or '.join(repr(name) for name in close)}?" if close else ""))
         sort_traces(plan.traces, ds_ids=ds_ids, available_outputs=available)  # strict: catches cycles
         return available | trace_outputs
+
+    def _missing_key_message(self, missing: List[str], mode: str, epoch: int, ds_id: str) -> str:
+        """Which op reads a key nothing provides, with every key available at that point (all the pipeline's keys,
+        not only those the run asked for, and earlier ops' outputs) and the closest one."""
+        where = f"mode {mode!r}, epoch {epoch}, ds_id {ds_id!r}"
+        with self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False, steps_per_epoch=1) as loader:
+            pipeline_keys = sorted(next(iter(loader), None) or {})
+        ops = get_current_items(self.network.ops, mode, epoch, ds_id=ds_id)
+        steps = ops + get_current_items(self.network.postprocessing, mode, epoch, ds_id=ds_id)  # pops run last
+        found = find_unavailable_input(steps, pipeline_keys)
+        if found is not None and found[1] in missing:
+            index, key, produced = found
+            return unavailable_key_message(steps, index, key, produced, pipeline_keys, where,
+                                           "Op" if index < len(ops) else "Postprocessing op")
+        key = missing[0]
+        close = suggest_keys(key, pipeline_keys)
+        return (f"{self._consumers_of(key, mode, epoch, ds_id)} read(s) key {key!r}, which is not produced by the "
+                f"pipeline or an earlier op in {where} (pipeline provides {pipeline_keys}); missing keys: {missing}"
+                + (f". Did you mean {' or '.join(repr(name) for name in close)}?" if close else ""))
 
     def _consumers_of(self, key: str, mode: str, epoch: int, ds_id: str) -> str:
         consumers = []

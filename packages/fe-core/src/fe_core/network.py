@@ -19,6 +19,8 @@ from fe_core.op.op import Op
 from fe_core.op.tensorop.tensorop import TensorOp
 from fe_core.schedule.scheduler import Scheduler, get_current_items
 from fe_core.export import fe_export
+from fe_core.misuse import (describe_inputs, described, find_unavailable_input, is_described, op_label, rewrap,
+                             suggest_keys, unavailable_key_message, where)
 
 __all__ = ["BaseNetwork", "PredictionBatch", "make_network", "collect_models"]
 
@@ -99,14 +101,45 @@ def collect_models(ops: Iterable[Any]) -> List[Any]:
 _OpPlan = Tuple[Any, Callable[[Any, Dict[str, Any]], Any], List[str], bool, List[str], bool, Optional[List[str]]]
 
 
-def _plan_op(op: Any) -> _OpPlan:
+def _plan_op(op: Any, warmup: bool = False) -> _OpPlan:
     """Resolve `op` for `BaseNetwork.run_ops`. A generic op's backend kernel is called directly (what
-    `TensorOp.forward` would do, without its per-call lookup)."""
+    `TensorOp.forward` would do, without its per-call lookup). In warmup the op runs through `_checked_forward`."""
     forward = op.forward
     kernel = getattr(op, "_kernel", None)
     if kernel is not None and type(op).forward is TensorOp.forward and "forward" not in vars(op):
         forward = functools.partial(kernel, op)
+    if warmup:
+        forward = _checked_forward(op, forward, kernel)
     return (op, forward, op.inputs, op.in_list, op.outputs, op.out_list, getattr(op, "fe_deletes", None) or None)
+
+
+def _checked_forward(op: Any, forward: Callable[[Any, Dict[str, Any]], Any],
+                     kernel: Any) -> Callable[[Any, Dict[str, Any]], Any]:
+    """`forward` with the checks that run only in warmup (so an ordinary step pays nothing for them).
+
+    Before the call: the op's own framework-free input check (`op.fe_check_inputs(data, state)`, e.g. a regression
+    loss comparing shapes) and its kernel's (`kernel.fe_check(op, data, state)`, e.g. cross entropy's label range, or
+    UpdateOp checking that some gradient reaches the model). After it: an op declaring outputs must return a value.
+    """
+    checks = []
+    op_check = getattr(op, "fe_check_inputs", None)
+    if callable(op_check):
+        checks.append(op_check)
+    kernel_check = getattr(kernel, "fe_check", None)
+    if callable(kernel_check):
+        checks.append(functools.partial(kernel_check, op))
+    outputs = op.outputs
+
+    def checked(data: Any, state: Dict[str, Any]) -> Any:
+        for check in checks:
+            check(data, state)
+        result = forward(data, state)
+        if outputs and result is None:
+            raise described(ValueError(f"{op_label(op)} returned None in {where(state)}, but it declares outputs "
+                                       f"{outputs}: its forward must return the value(s) to write there"))
+        return result
+
+    return checked
 
 
 @fe_export("fe.network.BaseNetwork")
@@ -280,7 +313,7 @@ class BaseNetwork:
             self.ctx_inputs, self.ctx_gpu_inputs, self.ctx_outputs, _ = self.get_keys(mode, epoch, ds_id,
                                                                                       desired_output_keys)
             self.ctx_ops = get_current_items(self.ops, mode, epoch, ds_id=ds_id)
-            self.ctx_op_plan = [_plan_op(op) for op in self.ctx_ops]
+            self.ctx_op_plan = [_plan_op(op, warmup) for op in self.ctx_ops]
             self.ctx_postprocessing = get_current_items(self.postprocessing, mode, epoch, ds_id=ds_id)
             self.ctx_slicers = get_current_items(self.slicers, mode, epoch, ds_id=ds_id)
             if self.ctx_slicers:
@@ -364,16 +397,47 @@ class BaseNetwork:
                 if deletes:
                     for key in deletes:
                         store.pop(key, None)
-        except KeyError as error:
-            raise KeyError(f"{type(op).__name__} (inputs {op.inputs}) could not find key {error.args[0]!r} in mode "
-                           f"{self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}; "
-                           f"available keys: {sorted(store)}") from None
+        except Exception as error:  # costs nothing until an op fails
+            if op is None or is_described(error):
+                raise
+            key = error.args[0] if isinstance(error, KeyError) and error.args else None
+            if isinstance(key, str) and key in op.inputs and key not in store:
+                raise described(KeyError(self._unavailable_key(op, key, store))) from None
+            raise rewrap(error, self._op_failure(op, store, error)) from error
         deferred = state["deferred"]
         if deferred:
             for functions in deferred.values():
                 for function in functions:
                     function()
             deferred.clear()
+
+    # ------------------------------------------------------------------ failures (never on an ordinary step)
+    def _where(self) -> str:
+        return f"mode {self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}"
+
+    def _unavailable_key(self, op: Any, key: str, store: Mapping[str, Any]) -> str:
+        """The message for `op` reading `key`, which no earlier op wrote and the batch lacks."""
+        index = next((i for i, item in enumerate(self.ctx_ops) if item is op), 0)
+        earlier = [out for item in self.ctx_ops[:index] for out in item.outputs]
+        pipeline_keys = [name for name in store if name not in earlier]
+        return unavailable_key_message(self.ctx_ops, index, key, list(dict.fromkeys(earlier)), pipeline_keys,
+                                       self._where())
+
+    def _op_failure(self, op: Any, store: Mapping[str, Any], error: BaseException) -> str:
+        """The message for an exception raised inside `op`: the op (and model), where, its inputs' shapes, what the
+        model expects (when the backend can tell) and the original error."""
+        message = (f"{op_label(op)} failed in {self._where()} on inputs {describe_inputs(op.inputs, store)}: "
+                   f"{type(error).__name__}: {error}")
+        model = getattr(op, "model", None)
+        if model is not None and getattr(op, "kernel_name", None) in ("model", "model_without_gradients"):
+            hint = self._model_input_hint(model, [store[key] for key in op.inputs if key in store])
+            if hint:
+                message += f". {hint}"
+        return message
+
+    def _model_input_hint(self, model: Any, inputs: List[Any]) -> Optional[str]:
+        """Backend hook: what input `model` expects (and why `inputs` may not fit), when it can be known."""
+        return None
 
     def _run_step(self, batch: Dict[str, Any]) -> Dict[str, Any]:
         """Backend hook: run the ops on `batch` (what `_device_batch` made of the pipeline's batch) and return the
@@ -391,9 +455,18 @@ class BaseNetwork:
     def _missing_input(self, key: str, batch: Mapping[str, Any]) -> KeyError:
         """The error for an input key the ops read but `batch` lacks, naming its readers and the context."""
         readers = [type(op).__name__ for op in self.ctx_ops if key in op.inputs]
-        return KeyError(f"{', '.join(readers)} read(s) key {key!r}, which the batch does not have in mode "
-                        f"{self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}; batch keys: "
-                        f"{sorted(batch)}")
+        message = (f"{', '.join(readers)} read(s) key {key!r}, which the batch does not have in mode "
+                   f"{self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}; batch keys: "
+                   f"{sorted(batch)}")
+        found = find_unavailable_input(self.ctx_ops, batch)
+        if found is not None and found[1] == key:
+            index, _, produced = found
+            message += f", earlier network ops' outputs: {produced}"
+            close = suggest_keys(key, list(batch) + produced, self.ctx_ops[index], self.ctx_ops[:index], batch,
+                                 self.ctx_ops)
+            if close:
+                message += ". Did you mean " + " or ".join(repr(name) for name in close) + "?"
+        return KeyError(message)
 
     def run_step(self, batch: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         """Run one step (slicers, ops, un-slicing, postprocessing) on a numpy batch.

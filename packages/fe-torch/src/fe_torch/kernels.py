@@ -15,12 +15,14 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import torch
 from fe_core.backend.crossentropy import EPSILON  # probabilities are clipped to [EPSILON, 1 - EPSILON] for the log
+from fe_core.misuse import described
 
 from fe_torch.backend import crossentropy, losses, reductions
 from fe_torch.backend.models import apply_gradients, trainable_parameters
 
 __all__ = ["model_kernel", "update_kernel", "cross_entropy_kernel", "mean_squared_error_kernel", "l1_loss_kernel",
-           "argmax_kernel", "trainable_parameters", "EPSILON"]
+           "argmax_kernel", "trainable_parameters", "EPSILON", "expected_input_hint", "check_cross_entropy_labels",
+           "check_update_reaches_model"]
 
 
 Tensor = torch.Tensor
@@ -95,6 +97,68 @@ def model_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Any:
             raise ValueError(f"ModelOp of model {_model_name(model)!r}: intermediate layer {layer!r} did not run "
                              f"during the forward pass in {_where(state)}")
     return [result, *captured]
+
+
+# ---------------------------------------------------------------------------------------------------- misuse
+_CONVS = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3}
+_SPATIAL = {1: "L", 2: "H, W", 3: "D, H, W"}
+
+
+def expected_input_hint(model: torch.nn.Module, inputs: Sequence[Any]) -> Optional[str]:
+    """What `model` expects as input, read from its first Linear or Conv layer, and what looks wrong with `inputs`
+    (a channels-last image for a channels-first convolution, a missing channel axis, a wrong feature width).
+
+    Used only to explain a failed model call; returns None when the model has no such layer.
+    """
+    first = next((module for module in model.modules()
+                  if isinstance(module, (torch.nn.Linear, *_CONVS))), None)
+    if first is None:
+        return None
+    x = inputs[0] if inputs else None
+    shape = tuple(x.shape) if isinstance(x, torch.Tensor) else None
+    name = _model_name(model)
+    if isinstance(first, torch.nn.Linear):
+        width = first.in_features
+        hint = f"Model {name!r} starts with {first}, so it expects inputs of shape (N, ..., {width})"
+        if shape is not None and shape and shape[-1] != width:
+            hint += f", but the input's last axis has {shape[-1]} values"
+        return hint
+    dims = next(n for kind, n in _CONVS.items() if isinstance(first, kind))
+    channels = first.in_channels
+    hint = (f"Model {name!r} starts with {first}, so it expects inputs of shape (N, {channels}, {_SPATIAL[dims]}): "
+            f"torch takes the channel axis first")
+    if shape is not None:
+        if len(shape) == dims + 2 and shape[1] != channels and shape[-1] == channels:
+            hint += (f"; the input {shape} looks channels-last: put the channel axis first (for example "
+                     f"ExpandDims(axis=0) instead of axis=-1 for a missing channel, or ChannelTranspose for "
+                     f"(H, W, C) images)")
+        elif len(shape) == dims + 1:
+            hint += f"; the input {shape} has no channel axis: add one with ExpandDims(axis=0) in the Pipeline"
+    return hint
+
+
+def check_update_reaches_model(op: Any, data: Any, state: Dict[str, Any]) -> None:
+    """Warmup check of an UpdateOp (`update_kernel.fe_check`): some gradient of its loss must reach a trainable
+    weight of its model, else the update would silently never change the model."""
+    if op.gradients is not None or not isinstance(data, torch.Tensor):
+        return
+    model = op.model
+    if model.__dict__.get("fe_ddp") is not None:  # DDP owns the backward pass of its model
+        return
+    params = trainable_parameters(model)
+    if not params:
+        return
+    grads: Sequence[Optional[Tensor]] = ()
+    if data.requires_grad:
+        loss = data.mean() if data.ndim else data
+        grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
+    if all(grad is None for grad in grads):
+        raise described(ValueError(
+            f"UpdateOp (model {_model_name(model)!r}, loss {op.loss_name!r}) in {_where(state)}: no gradient of "
+            f"{op.loss_name!r} reaches any of model {_model_name(model)!r}'s {len(params)} trainable weight "
+            f"tensors, so this UpdateOp would never change the model. Compute the loss from this model's output (a "
+            f"ModelOp of {_model_name(model)!r} whose output the loss op reads), or update the model the loss "
+            f"depends on"))
 
 
 # ---------------------------------------------------------------------------------------------------- update
@@ -243,6 +307,22 @@ def cross_entropy_kernel(op: Any, data: Sequence[Tensor], state: Dict[str, Any])
     else:
         loss = crossentropy.categorical_crossentropy(pred, true.movedim(-1, 1), op.from_logits, False, weights)
     return _loss_output(op, _reduce(op, loss))
+
+
+def check_cross_entropy_labels(op: Any, data: Sequence[Any], state: Dict[str, Any]) -> None:
+    """Warmup check of CrossEntropy (`cross_entropy_kernel.fe_check`): sparse labels lie in [0, classes)."""
+    pred, true = data
+    if not isinstance(pred, torch.Tensor) or not isinstance(true, torch.Tensor) or not true.numel():
+        return
+    if op.infer_form(pred.shape, true.shape) != "sparse":
+        return
+    low, high = int(true.min()), int(true.max())
+    if low < 0 or high >= pred.shape[-1]:
+        raise op.label_range_error(pred, true, low, high, state)
+
+
+cross_entropy_kernel.fe_check = check_cross_entropy_labels  # type: ignore[attr-defined]
+update_kernel.fe_check = check_update_reaches_model  # type: ignore[attr-defined]
 
 
 def _per_sample_input(pred: Tensor, true: Tensor) -> tuple:

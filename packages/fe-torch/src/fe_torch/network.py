@@ -20,6 +20,7 @@ from fe_core.schedule.scheduler import get_current_items
 
 from fe_torch import distributed
 from fe_torch.devices import NUMERIC_KINDS, model_device, to_device
+from fe_torch.kernels import expected_input_hint
 from fe_torch.precision import autocast_context
 from fe_core.export import fe_export
 
@@ -107,6 +108,9 @@ class TorchNetwork(BaseNetwork):
         for op in self._deferred_by_network:
             op.defer = False
         self._deferred_by_network = []
+
+    def _model_input_hint(self, model: Any, inputs: List[Any]) -> Optional[str]:
+        return expected_input_hint(model, inputs) if isinstance(model, torch.nn.Module) else None
 
     # ------------------------------------------------------------------ stepping
     def _grad_context(self) -> ContextManager[None]:

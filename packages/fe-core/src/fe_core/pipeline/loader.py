@@ -198,6 +198,10 @@ class EpochLoader:
             fetch = get_batch
         return self._wrap("<Fetch batch>", "batch", fetch, keys or ())
 
+    def _compile(self, ops: Sequence[Any], batched: bool) -> List[Any]:
+        """`compile_steps` for this epoch: timed for benchmarks, checked in the Estimator's warmup."""
+        return compile_steps(ops, batched=batched, timer=self.timer, checked=bool(self.plan.state.get("warmup")))
+
     def _select(self, batch: Dict[str, Any]) -> Dict[str, Any]:
         keys = self.plan.output_keys
         if keys is None:
@@ -214,7 +218,7 @@ class EpochLoader:
         size, batch_size, steps_per_epoch = len(plan.dataset), plan.batch_size, self.steps_per_epoch
         load_keys = None if plan.load_keys is None else sorted(plan.load_keys)
         fetch = self._batch_fetcher(load_keys)
-        steps = compile_steps(plan.batch_ops, batched=True, timer=self.timer)
+        steps = self._compile(plan.batch_ops, batched=True)
         state, output_keys = plan.state, plan.output_keys
         if (not steps and load_keys is not None and output_keys is not None and output_keys.issuperset(load_keys)
                 and getattr(type(plan.dataset), "get_batch", None) is NumpyDataset.get_batch):
@@ -249,9 +253,9 @@ class EpochLoader:
         unbatched = plan.batch_size is None
         getitem = self._wrap("<Fetch sample>", "sample", dataset.__getitem__)
         copy_sample = not isinstance(dataset, NumpyDataset)  # NumpyDataset returns a new dict per call already
-        sample_steps = compile_steps(plan.sample_ops, batched=False, timer=self.timer)
+        sample_steps = self._compile(plan.sample_ops, batched=False)
         collate = self._collator()
-        batch_steps = compile_steps(plan.batch_ops, batched=True, timer=self.timer)
+        batch_steps = self._compile(plan.batch_ops, batched=True)
         state = plan.state
         pending: List[Dict[str, Any]] = []
         pending_indices: List[int] = []
@@ -316,14 +320,14 @@ class EpochLoader:
             stream = _IndexStream(size, self.shuffle, rng).batches(batch_size)
             index_batches = (next(stream) for _ in range(self.steps_per_epoch))
         state = plan.state
-        batch_steps = compile_steps(plan.batch_ops, batched=True, timer=self.timer)
+        batch_steps = self._compile(plan.batch_ops, batched=True)
         whole = (not unbatched and not plan.sample_ops and plan.default_collation
                  and callable(getattr(dataset, "get_batch", None)))
         if whole:
             fetch = self._batch_fetcher(None if plan.load_keys is None else sorted(plan.load_keys))
         else:
             getitem = self._wrap("<Fetch sample>", "sample", dataset.__getitem__)
-            sample_steps = compile_steps(plan.sample_ops, batched=False, timer=self.timer)
+            sample_steps = self._compile(plan.sample_ops, batched=False)
             collate = self._collator()
         for indices in rank_batches(index_batches, world, rank):
             if whole:
@@ -350,8 +354,8 @@ class EpochLoader:
         plan = self.plan
         dataset, steps_per_epoch = plan.dataset, self.steps_per_epoch
         size = len(dataset)
-        sample_steps = compile_steps(plan.sample_ops, batched=False, timer=self.timer)
-        batch_steps = compile_steps(plan.batch_ops, batched=True, timer=self.timer)
+        sample_steps = self._compile(plan.sample_ops, batched=False)
+        batch_steps = self._compile(plan.batch_ops, batched=True)
         boundary = plan.boundary_keys
         batch_op = plan.batch_op
 

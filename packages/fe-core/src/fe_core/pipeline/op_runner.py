@@ -61,17 +61,41 @@ class OpTimer:
         return timed
 
 
-def compile_steps(ops: Sequence[NumpyOp], batched: bool, timer: Optional[OpTimer] = None) -> List[Step]:
+def _checked(op: NumpyOp, forward: Callable[[Any, Dict[str, Any]], Any],
+             batched: bool) -> Callable[[Any, Dict[str, Any]], Any]:
+    """`forward` failing clearly when an op that declares outputs returns None (used in the Estimator's warmup only,
+    so that ordinary steps pay nothing for the check)."""
+    outputs = list(op.outputs)
+    method = "forward_batch" if batched else "forward"
+
+    def checked(data: Any, state: Dict[str, Any]) -> Any:
+        result = forward(data, state)
+        if result is None:
+            raise ValueError(f"{type(op).__name__} (inputs {op.inputs}, outputs {outputs}) returned None from "
+                             f"{method} in the Pipeline, mode {state.get('mode')!r}, epoch {state.get('epoch')}, "
+                             f"ds_id {state.get('ds_id')!r}, but it declares outputs {outputs}: {method} must return "
+                             f"the value{'s' if len(outputs) > 1 else ''} to write there" +
+                             (f" (a list of {len(outputs)})" if len(outputs) > 1 else ""))
+        return result
+
+    return checked
+
+
+def compile_steps(ops: Sequence[NumpyOp], batched: bool, timer: Optional[OpTimer] = None,
+                  checked: bool = False) -> List[Step]:
     """Turn ops into steps for `run_steps`.
 
     Args:
         ops: The ops, in execution order.
         batched: Whether they run on batches (`forward_batch`) or single samples (`forward`).
         timer: When given, every op's call is timed (for benchmarks only).
+        checked: Check what each op returns (an op declaring outputs must not return None); for the warmup.
     """
     steps: List[Step] = []
     for op in ops:
         forward = op.forward_batch if batched else op.forward
+        if checked and op.outputs:
+            forward = _checked(op, forward, batched)
         if getattr(op, "in_place_edits", False):
             forward = _with_copied_inputs(forward, op.in_list)
         if timer is not None:

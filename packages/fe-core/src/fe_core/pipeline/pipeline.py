@@ -241,7 +241,8 @@ class Pipeline:
                  ds_id: str = "",
                  shuffle: Optional[bool] = None,
                  steps_per_epoch: Optional[int] = None,
-                 output_keys: Optional[Set[str]] = None) -> _PipelineContext:
+                 output_keys: Optional[Set[str]] = None,
+                 warmup: bool = False) -> _PipelineContext:
         """Prepare one epoch of data; use as `with pipeline(mode="train", epoch=1) as loader: for batch in loader:`.
 
         Everything (dataset, ops, batch size, which ops can be skipped) is resolved here, once.
@@ -255,6 +256,8 @@ class Pipeline:
                 data; None yields one pass.
             output_keys: Only return these keys and skip ops whose outputs none of them needs (filters and ops
                 without outputs still run). None or empty returns every key.
+            warmup: The Estimator's warmup: ops see `state['warmup']` True, and an op that declares outputs but
+                returns None fails with a message naming it.
 
         Returns:
             A context manager whose value is an iterable of batches (dicts of numpy arrays).
@@ -266,6 +269,9 @@ class Pipeline:
         if steps_per_epoch is not None and not _is_positive_int(steps_per_epoch):
             raise ValueError(f"steps_per_epoch must be None or a positive integer, got {steps_per_epoch!r}")
         plan = self._plan(mode, epoch, ds_id, output_keys)
+        if warmup:
+            for each in [plan] + list(plan.sub_plans or ()):
+                each.state["warmup"] = True
         loader = EpochLoader(plan, shuffle=mode == "train" if shuffle is None else bool(shuffle),
                              steps_per_epoch=steps_per_epoch, tracker=self._position)
         return _PipelineContext(loader, self._position)

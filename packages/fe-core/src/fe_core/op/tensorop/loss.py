@@ -117,6 +117,28 @@ class CrossEntropy(LossOp):
         raise ValueError(f"CrossEntropy cannot match prediction shape {tuple(pred_shape)} with label shape "
                          f"{tuple(true_shape)} (inputs {self.inputs}); pass form= to choose explicitly")
 
+    def label_range_error(self, y_pred: Any, y_true: Any, low: int, high: int, state: Dict[str, Any]) -> ValueError:
+        """The error for sparse labels outside [0, classes) (backends check the range in warmup only).
+
+        Args:
+            y_pred: The prediction (its last axis counts the classes).
+            y_true: The labels.
+            low: The smallest label.
+            high: The largest label.
+            state: The op's state (mode, epoch, ds_id).
+        """
+        classes = int(y_pred.shape[-1])
+        bad = high if high >= classes else low
+        message = (f"CrossEntropy (inputs {self.inputs}) got label {bad} in {self.true_key!r} "
+                   f"({describe_value(y_true)}, labels {low}..{high}) for {classes} classes ({self.pred_key!r} "
+                   f"{describe_value(y_pred)}) in {where(state)}: sparse labels must lie in 0..{classes - 1}")
+        if low >= 1 and high == classes:
+            message += (f". The labels seem to count from 1: subtract 1 in the Pipeline, or give the model "
+                        f"{classes + 1} outputs")
+        elif high >= classes:
+            message += f", so the model needs at least {high + 1} outputs or the labels need re-encoding"
+        return described(ValueError(message))  # type: ignore[return-value]
+
 
 def _static_shape(value: Any) -> Optional[Tuple[Optional[int], ...]]:
     shape = getattr(value, "shape", None)
