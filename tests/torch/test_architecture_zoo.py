@@ -35,7 +35,7 @@ def test_unet_blocks_and_output_shape() -> None:
     assert UNetDecoderBlock(8, 4, 2)(torch.zeros(1, 8, 4, 4)).shape == (1, 2, 8, 8)
     out = UNet(input_size=(2, 16, 32), output_channel=3)(torch.randn(1, 2, 16, 32))
     assert out.shape == (1, 3, 16, 32)
-    assert float(out.min()) >= 0.0 and float(out.max()) <= 1.0
+    assert float(out.detach().min()) >= 0.0 and float(out.detach().max()) <= 1.0
     with pytest.raises(ValueError, match="multiples of 16"):
         UNet(input_size=(1, 24, 32))
     with pytest.raises(ValueError, match="length 3"):
