@@ -13,7 +13,7 @@ __all__ = ["to_tensor", "to_numpy", "cast", "convert_tensor_precision"]
 
 def to_tensor(value: Any, shared_memory: bool) -> Any:
     """`value` as a tf tensor (torch tensors via numpy; None and strings unchanged)."""
-    if tf.is_tensor(value):
+    if isinstance(value, tf.Tensor):
         return value
     if isinstance(value, (tf.Variable, keras.Variable)):
         return tf.convert_to_tensor(value)

@@ -11,20 +11,9 @@ import tensorflow as tf
 
 from fe_core.backend.crossentropy import EPSILON, weight_table
 
-__all__ = ["binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy", "full_precision",
-           "cast_to"]
+from fe_tf.backend._tensors import as_tensor, cast_to, full_precision
 
-
-def full_precision(value: Any) -> tf.Tensor:
-    """`value` as a tensor, float16/bfloat16 cast to float32."""
-    if not tf.is_tensor(value):
-        value = tf.convert_to_tensor(value)
-    return tf.cast(value, tf.float32) if value.dtype in (tf.float16, tf.bfloat16) else value
-
-
-def cast_to(value: Any, dtype: tf.DType) -> tf.Tensor:
-    """`value` as a tensor of `dtype` (no cast op when it already is one: tf.cast costs microseconds eagerly)."""
-    return value if getattr(value, "dtype", None) == dtype and tf.is_tensor(value) else tf.cast(value, dtype)
+__all__ = ["binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy", "sparse_labels"]
 
 
 def _weights_of(labels: tf.Tensor, class_weights: Any, num_classes: int) -> tf.Tensor:
@@ -83,7 +72,7 @@ def categorical_crossentropy(y_pred: Any, y_true: Any, from_logits: bool, averag
 
 def sparse_labels(y_true: Any, pred_rank: Optional[int]) -> tf.Tensor:
     """Labels without a trailing axis of 1 (when they have as many axes as the prediction)."""
-    labels = y_true if tf.is_tensor(y_true) else tf.convert_to_tensor(y_true)
+    labels = as_tensor(y_true)
     if labels.shape.rank == pred_rank:
         labels = tf.squeeze(labels, axis=-1)
     return labels

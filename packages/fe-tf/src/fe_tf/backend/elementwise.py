@@ -8,6 +8,8 @@ import tensorflow as tf
 
 from fe_core.backend.elementwise import lambertw_halley
 
+from fe_tf.backend._tensors import as_tensor, is_tf_tensor
+
 __all__ = ["abs", "exp", "sign", "power", "tensor_sqrt", "tensor_round", "clip_by_value", "maximum", "where", "matmul",
            "lambertw"]
 
@@ -16,16 +18,15 @@ _MATH = SimpleNamespace(exp=tf.exp, log1p=tf.math.log1p, log=tf.math.log, sqrt=t
 
 
 def _floating(tensor: Any) -> tf.Tensor:
-    if not tf.is_tensor(tensor):
-        tensor = tf.convert_to_tensor(tensor)
+    tensor = as_tensor(tensor)
     return tensor if tensor.dtype.is_floating else tf.cast(tensor, tf.float32)
 
 
 def _like(value: Any, tensor: Any) -> Any:
     """A value as a tensor of `tensor`'s dtype (tensors, and python numbers the op converts itself, are left alone)."""
-    if tf.is_tensor(value) or isinstance(value, (tf.Variable, int)):
-        return value
-    if isinstance(value, float) and tensor.dtype.is_floating:
+    if isinstance(value, int) or (isinstance(value, float) and tensor.dtype.is_floating):
+        return value  # the op converts python numbers to the tensor's dtype itself
+    if is_tf_tensor(value):
         return value
     return tf.constant(value, dtype=tensor.dtype)
 
@@ -47,9 +48,8 @@ def sign(tensor: Any) -> tf.Tensor:
 
 def power(tensor: Any, power_: Any) -> tf.Tensor:
     """The TensorFlow case of `fe.backend.pow` and `fe.backend.tensor_pow`."""
-    if not tf.is_tensor(tensor):
-        tensor = tf.convert_to_tensor(tensor)
-    if not tf.is_tensor(power_) and isinstance(power_, float) and not tensor.dtype.is_floating:
+    tensor = as_tensor(tensor)
+    if isinstance(power_, float) and not tensor.dtype.is_floating:
         tensor = tf.cast(tensor, tf.float32)  # an integer tensor to a fractional power
     return tf.pow(tensor, _like(power_, tensor))
 
@@ -82,10 +82,13 @@ def maximum(tensor1: Any, tensor2: Any) -> tf.Tensor:
 
 def where(condition: Any, yes: Any, no: Any) -> tf.Tensor:
     """The TensorFlow case of `fe.backend.where`."""
-    if tf.is_tensor(yes) or isinstance(yes, tf.Variable):
+    if isinstance(yes, (int, float)):
+        if not isinstance(no, (int, float)):
+            no = as_tensor(no)
+            yes = _like(yes, no)
+    elif isinstance(no, (int, float)):
+        yes = as_tensor(yes)
         no = _like(no, yes)
-    elif tf.is_tensor(no) or isinstance(no, tf.Variable):
-        yes = _like(yes, no)
     return tf.where(condition, yes, no)
 
 

@@ -5,7 +5,7 @@ from typing import Any, Optional, Tuple
 
 import tensorflow as tf
 
-from fe_tf.backend.crossentropy import cast_to, full_precision
+from fe_tf.backend._tensors import cast_to, full_precision
 
 __all__ = ["matched_pair", "mean_squared_error", "l1_loss", "smooth_l1_loss", "huber", "hinge", "focal_elements",
            "float_like", "at_least_one", "dice_inputs", "channel_axis", "cast_like", "nan_where"]
