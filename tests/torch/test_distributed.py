@@ -31,7 +31,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def torchrun(out: Path, nproc: int = 2, timeout: float = 240, **env: str) -> Tuple[int, str]:
+def torchrun(out: Path, nproc: int = 2, timeout: float = 240, script: Path = SCRIPT, **env: str) -> Tuple[int, str]:
     """Run the script under torchrun; kill the whole process group if it overruns. Returns (exit code, output)."""
     out.mkdir(parents=True, exist_ok=True)
     environ = dict(os.environ, OMP_NUM_THREADS="1", FE_T_OUT=str(out), FE_HISTORY_DB=str(out / "history.db"),
@@ -39,7 +39,7 @@ def torchrun(out: Path, nproc: int = 2, timeout: float = 240, **env: str) -> Tup
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
         environ.pop(name, None)
     command = [str(TORCHRUN), "--nproc_per_node", str(nproc), "--master_addr", "127.0.0.1", "--master_port",
-               str(free_port()), str(SCRIPT)]
+               str(free_port()), str(script)]
     process = subprocess.Popen(command, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                start_new_session=True)
     try:
@@ -152,6 +152,15 @@ def test_processes_started_by_a_cluster_manager(tmp_path, self_init):
     ranks = results(tmp_path)
     assert [r["world_size"] for r in ranks] == [2, 2] and ranks[0]["weights"] == ranks[1]["weights"]
     assert sorted(ranks[0]["seen"]["1"] + ranks[1]["seen"]["1"]) == list(range(13))
+
+
+@pytest.mark.slow
+def test_two_models_updated_in_one_step_stay_in_sync(tmp_path):
+    code, output = torchrun(tmp_path, script=SCRIPT.with_name("distributed_gan_script.py"))
+    assert code == 0, output[-3000:]
+    ranks = results(tmp_path)
+    assert ranks[0]["ddp"] == [True, True]
+    assert ranks[0]["weights"] == ranks[1]["weights"]
 
 
 def test_a_single_process_checkpoint_is_refused_by_two_processes(tmp_path):
