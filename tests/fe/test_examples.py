@@ -3,13 +3,16 @@ and each imports only its own framework."""
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
+import tempfile
 
 import numpy as np
 import pytest
 
 from fe.examples import EXAMPLES
 from fe.examples.digits import UpscaleDigits, load_digits_datasets
-from fe_helpers import run_python
+from fe_helpers import child_env, run_python
 
 
 @pytest.mark.parametrize("name, epochs, min_accuracy", [
@@ -61,3 +64,42 @@ def test_upscale_digits_repeats_pixels_and_pads_the_same_on_samples_and_batches(
     np.testing.assert_array_equal(batch[:, :2], 0)
     np.testing.assert_array_equal(batch[:, 2:5, 2:5], images[:, :1, :1] * np.ones((1, 3, 3)))
     np.testing.assert_array_equal(batch[0, 23:26, 23:26], np.full((3, 3), images[0, 7, 7]))
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_an_example_saves_under_the_working_directory_by_default_not_in_the_temp_dir(name, tmp_path, monkeypatch):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    estimator = importlib.import_module(f"fe.examples.{name}").get_estimator()
+    savers = [trace for trace in estimator.traces if type(trace).__name__ == "BestModelSaver"]
+    assert [saver.save_dir for saver in savers] == [f"fe_runs/{name}"]
+    # torch itself may make its (reused) compile cache dir 'torchinductor_<user>' there; fe makes nothing
+    assert [path.name for path in temp.iterdir() if not path.name.startswith("torchinductor_")] == []
+    assert not (work / "fe_runs").exists()  # nothing is written before training
+
+
+@pytest.mark.slow
+def test_a_whole_example_run_leaves_nothing_in_the_temp_dir(tmp_path):
+    def run(args, temp, work):
+        return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=work,
+                              env=dict(child_env(), TMPDIR=str(temp)), timeout=300)
+
+    baseline = tmp_path / "baseline"  # what importing torch itself creates there (its compile cache dir)
+    baseline.mkdir()
+    assert run(["-c", "import torch"], baseline, tmp_path).returncode == 0
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    result = run(["-m", "fe.examples.digits_torch_mlp", "--epochs", "1", "--train_steps_per_epoch", "2",
+                  "--eval_steps_per_epoch", "1", "--log_steps", "0"], temp, work)
+    assert result.returncode == 0, result.stderr
+    assert "FastEstimator-Test" in result.stdout
+    assert sorted(path.name for path in temp.iterdir()) == sorted(path.name for path in baseline.iterdir())
+    assert not any(path.name.startswith("fe") for path in temp.iterdir())
+    assert sorted(path.relative_to(work).as_posix() for path in work.rglob("*")) == [
+        "fe_runs", "fe_runs/digits_torch_mlp", "fe_runs/digits_torch_mlp/model_best_accuracy.pt"]

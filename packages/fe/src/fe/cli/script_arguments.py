@@ -84,14 +84,16 @@ def docstring_arguments(function: Callable[..., Any]) -> Dict[str, str]:
 
 
 def _resolve_annotation(annotation: Any, function: Callable[..., Any]) -> Any:
-    if not isinstance(annotation, str):
-        return annotation
     namespace = dict(vars(typing))
     namespace.update(getattr(function, "__globals__", {}))
-    try:
-        return eval(annotation, namespace)  # pylint: disable=eval-used  # the script's own annotation text
-    except Exception:  # pylint: disable=broad-except  # names imported only for type checkers: not checked
-        return None
+    for _ in range(2):  # a quoted annotation under `from __future__ import annotations` is a string of a string
+        if not isinstance(annotation, str):
+            return annotation
+        try:
+            annotation = eval(annotation, namespace)  # pylint: disable=eval-used  # the script's own annotation
+        except Exception:  # pylint: disable=broad-except  # names imported only for type checkers: not checked
+            return None
+    return None if isinstance(annotation, str) else annotation
 
 
 def _allowed_types(annotation: Any) -> Optional[Tuple[type, ...]]:
@@ -118,7 +120,7 @@ def _allowed_types(annotation: Any) -> Optional[Tuple[type, ...]]:
 
 def _type_text(annotation: Any, default: Any) -> str:
     if annotation is not _NO_DEFAULT:
-        return annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+        return annotation.strip("'\"") if isinstance(annotation, str) else inspect.formatannotation(annotation)
     if default is not _NO_DEFAULT and default is not None:
         return type(default).__name__
     return ""
