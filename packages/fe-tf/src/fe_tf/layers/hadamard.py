@@ -12,6 +12,13 @@ from fe_core.op.tensorop.hadamard import check_code_length, distance_offset, cod
 __all__ = ["HadamardCode"]
 
 
+def _head_shapes(input_shape: Any) -> List[Any]:
+    """The input shape(s) as a list: one shape per head."""
+    several = isinstance(input_shape, list) or (isinstance(input_shape, tuple) and len(input_shape) > 0
+                                                and isinstance(input_shape[0], (tuple, list)))
+    return list(input_shape) if several else [input_shape]
+
+
 @fe_export("fe.layers.tensorflow.hadamard.HadamardCode", "fe.layers.tensorflow.HadamardCode")
 class HadamardCode(layers.Layer):
     """Map features onto Hadamard code words and return class probabilities.
@@ -57,9 +64,7 @@ class HadamardCode(layers.Layer):
         return config
 
     def build(self, input_shape: Union[Tuple[int, int], List[Tuple[int, int]]]) -> None:
-        shapes = list(input_shape) if isinstance(input_shape, list) or (
-            isinstance(input_shape, tuple) and input_shape and isinstance(input_shape[0], (tuple, list))) else [
-                input_shape]
+        shapes = _head_shapes(input_shape)
         if len(shapes) > self.code_length:
             raise ValueError(f"HadamardCode got {len(shapes)} heads, more than its code_length {self.code_length}")
         count = len(shapes)
@@ -80,6 +85,4 @@ class HadamardCode(layers.Layer):
         return weights / ops.sum(weights, axis=-1, keepdims=True)
 
     def compute_output_shape(self, input_shape: Any) -> Tuple[Any, int]:
-        first = input_shape[0] if isinstance(input_shape, list) or (
-            isinstance(input_shape, tuple) and input_shape and isinstance(input_shape[0], (tuple, list))) else input_shape
-        return (first[0], self.n_classes)
+        return (_head_shapes(input_shape)[0][0], self.n_classes)

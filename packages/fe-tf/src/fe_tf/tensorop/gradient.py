@@ -10,7 +10,8 @@ __all__ = ["KERNELS"]
 
 
 def _where(state: Dict[str, Any]) -> str:
-    return f"mode {state.get('mode')!r}, epoch {state.get('fe_epoch', state.get('epoch'))}, ds_id {state.get('ds_id')!r}"
+    epoch = state.get("fe_epoch", state.get("epoch"))
+    return f"mode {state.get('mode')!r}, epoch {epoch}, ds_id {state.get('ds_id')!r}"
 
 
 @contextlib.contextmanager
