@@ -35,6 +35,10 @@ _HATCH_RUN = re.compile(r"\bhatch\s+run\s+([^\s:]+):(\S+)")
 _MATRIX_REF = re.compile(r"\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}")
 
 
+def _pyproject_of(package: str) -> Dict[str, Any]:
+    return tomllib.loads((ROOT / "packages" / package / "pyproject.toml").read_text())
+
+
 def _root_pyproject() -> Dict[str, Any]:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())
 
@@ -154,9 +158,27 @@ def test_every_hatch_environment_installs_with_pip_under_the_constraints():
     for env, config in _root_pyproject()["tool"]["hatch"]["envs"].items():
         assert config.get("installer") == "pip", f"hatch env {env} must set installer = 'pip'"
         constraint = config.get("env-vars", {}).get("PIP_CONSTRAINT", "")
-        assert constraint.endswith("tools/constraints.txt"), f"hatch env {env} must set PIP_CONSTRAINT"
+        assert constraint.startswith("{root}/tools/constraints"), f"hatch env {env} must set PIP_CONSTRAINT"
     pins = (ROOT / "tools" / "constraints.txt").read_text().split()
     assert {"torch==2.13.0", "tensorflow==2.21.0", "tensorflow-cpu==2.21.0"} <= set(pins)
+
+
+@pytest.mark.parametrize("env, variable, package", [("test-torch", "torch", "fe-torch"), ("test-tf", "tf", "fe-tf")])
+def test_framework_matrices_test_the_lowest_declared_a_middle_and_the_newest_version(env, variable, package):
+    """Each matrix cell installs under its own constraints, which pin that cell's framework version."""
+    config = _root_pyproject()["tool"]["hatch"]["envs"][env]
+    versions = config["matrix"][0][variable]
+    framework = "torch" if variable == "torch" else "tensorflow"
+    declared = next(r for r in _pyproject_of(package)["project"]["dependencies"] if r.startswith(framework))
+    lowest = re.search(r">=\s*([\d.]+)", declared).group(1)
+    assert len(versions) >= 3 and versions[0].startswith(lowest + "."), (versions, declared)
+    assert versions[-1] + "\n" in (ROOT / "tools" / "constraints.txt").read_text().replace(f"{framework}==", "")
+    for version in versions:
+        constraint = config["env-vars"]["PIP_CONSTRAINT"].replace("{root}", str(ROOT)).replace(
+            f"{{matrix:{variable}}}", version)
+        assert f"{framework}=={version}" in Path(constraint).read_text().split()
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / f"{variable}.yml").read_text())
+    assert workflow["jobs"]["test"]["strategy"]["matrix"][variable] == versions
 
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))
