@@ -140,3 +140,17 @@ def test_fuse_runs_a_model_loss_and_update_as_one_op() -> None:
         result = network.run_step(dict(batch))
     assert np.isfinite(result["ce"])
     assert all(not np.array_equal(a, v.numpy()) for a, v in zip(before, model.trainable_variables))
+
+
+def test_mixup_feeds_a_mixed_precision_model() -> None:
+    model = build(model_fn=lambda: keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Flatten(),
+                                                     keras.layers.Dense(3),
+                                                     keras.layers.Activation("softmax", dtype="float32")]),
+                  optimizer_fn="adam", mixed_precision=True)
+    network = make_network(ops=[MixUpBatch(inputs=("x", "y"), outputs=("x", "y")),
+                                ModelOp(model=model, inputs="x", outputs="y_pred"),
+                                CrossEntropy(inputs=("y_pred", "y"), outputs="ce"),
+                                UpdateOp(model=model, loss_name="ce")])
+    with network(mode="train", epoch=1):
+        result = network.run_step(dict(_images()))
+    assert np.isfinite(result["ce"])

@@ -120,3 +120,22 @@ def test_super_loss_trains_in_a_traced_step_and_checkpoints_tau() -> None:
     fresh.set_state(loss.get_state())
     fresh.build("tf")
     assert fresh.get_state()["tau"]["train"] == pytest.approx([1.0, tau])
+
+
+def test_l2_regularization_and_hinge_train_inside_the_traced_step() -> None:
+    model = build(model_fn=lambda: keras.Sequential([keras.Input((4, )), keras.layers.Dense(3)]),
+                  optimizer_fn=lambda: keras.optimizers.SGD(learning_rate=0.1))
+    network = make_network(ops=[ModelOp(model=model, inputs="x", outputs="y_pred"),
+                                Hinge(inputs=("y_pred", "y"), outputs="hinge"),
+                                L2Regularizaton(inputs="hinge", outputs="loss", model=model, beta=0.5),
+                                UpdateOp(model=model, loss_name="loss")])
+    rng = np.random.default_rng(1)
+    batch = {"x": rng.normal(size=(6, 4)).astype(np.float32),
+             "y": np.where(rng.normal(size=(6, 3)) > 0, 1.0, -1.0).astype(np.float32)}
+    weights = [v.numpy().copy() for v in model.trainable_variables]
+    penalty = 0.5 * sum(float(np.sum(w**2)) for w in weights) / 2
+    with network(mode="train", epoch=1):
+        result = network.run_step(dict(batch))
+    assert float(result["loss"]) == pytest.approx(float(result["hinge"]) + penalty, rel=1e-5)
+    assert network.trace_count == 1
+    assert any(not np.array_equal(w, v.numpy()) for w, v in zip(weights, model.trainable_variables))

@@ -163,3 +163,17 @@ def test_fuse_runs_a_model_loss_and_update_as_one_op() -> None:
     with pytest.raises(ValueError, match="share one mode"):
         Fuse([LambdaOp(fn=lambda x: x, inputs="x", outputs="y", mode="train"),
               LambdaOp(fn=lambda x: x, inputs="x", outputs="y")])
+
+
+def test_mixup_and_cutmix_under_autocast_mixed_precision() -> None:
+    model = build(model_fn=lambda: torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 3),
+                                                       torch.nn.Softmax(dim=-1)),
+                  optimizer_fn="adam", mixed_precision=True)
+    network = make_network(ops=[MixUpBatch(inputs=("x", "y"), outputs=("x", "y")),
+                                CutMixBatch(inputs=("x", "y"), outputs=("x", "y")),
+                                ModelOp(model=model, inputs="x", outputs="y_pred"),
+                                CrossEntropy(inputs=("y_pred", "y"), outputs="ce"),
+                                UpdateOp(model=model, loss_name="ce")])
+    with network(mode="train", epoch=1):
+        result = network.run_step(dict(_images()))
+    assert np.isfinite(result["ce"])
