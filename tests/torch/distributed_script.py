@@ -97,7 +97,7 @@ def main():
               "weights": [p.detach().cpu().numpy().ravel().tolist() for p in model.parameters()],
               "history": history, "seen": seen.seen, "num_devices": estimator.system.num_devices,
               "truth_ce": truth_ce, "truth_acc": truth_acc, "ddp": "fe_ddp" in model.__dict__,
-              "state_keys": sorted(model.state_dict())}
+              "state_keys": sorted(model.state_dict()), "numpy_draw": float(np.random.rand())}
     with open(os.path.join(out, f"rank{result['rank']}.json"), "w") as file:
         json.dump(result, file)
 

@@ -80,6 +80,8 @@ def test_every_training_sample_once_per_epoch_with_equal_steps(two_ranks):
         assert sorted(parts[0] + parts[1]) == list(range(13))  # 13 samples: none dropped, none repeated
         assert abs(len(parts[0]) - len(parts[1])) <= 1
     assert ranks[0]["seen"]["1"] != ranks[0]["seen"]["2"]  # re-shuffled each epoch
+    # enable_deterministic seeded both processes alike, yet their random ops draw different numbers
+    assert ranks[0]["numpy_draw"] != ranks[1]["numpy_draw"]
 
 
 @pytest.mark.slow

@@ -33,10 +33,13 @@ def epoch_order_rng(communicator: Communicator) -> np.random.RandomState:
     """The generator of this epoch's sample order, the same on every rank.
 
     Draws one number from numpy's global random state on every rank (so a resumed epoch that replays from a recorded
-    random state draws the same one) and uses rank 0's.
+    random state draws the same one) and uses rank 0's. Then each rank re-seeds numpy's global generator from that
+    number and its rank, so the ranks' random ops draw different numbers even when `enable_deterministic` seeded
+    every process alike (and still repeat exactly from run to run).
     """
     seed = np.random.randint(0, 2 ** 31 - 1, dtype=np.int64)
     shared = int(communicator.broadcast(np.array([seed], dtype=np.int64))[0])
+    np.random.seed([shared, communicator.rank, 0x5EED])
     return np.random.RandomState(shared)
 
 
