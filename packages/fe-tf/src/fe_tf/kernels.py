@@ -16,10 +16,13 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 import keras
 import tensorflow as tf
 
+from fe_core.misuse import described, where
+
 from fe_tf.backend import crossentropy, losses, reductions
 from fe_tf.precision import is_loss_scaled, loss_scale, scale_loss, to_full_precision
 
-__all__ = ["TFKernels", "prepare_accumulators", "accumulator_key"]
+__all__ = ["TFKernels", "prepare_accumulators", "accumulator_key", "check_cross_entropy_labels",
+           "check_update_reaches_model", "expected_input_hint"]
 
 
 @contextlib.contextmanager
@@ -252,3 +255,64 @@ class TFKernels:
     def kernel_argmax(self, op: Any, data: List[Any], state: Dict[str, Any]) -> List[tf.Tensor]:
         """The index of the maximum of each input along `op.axis`."""
         return [reductions.argmax(value, op.axis) for value in data]
+
+
+# ---------------------------------------------------------------------------------------------------- misuse
+# Warmup-only checks (`kernel.fe_check(op, data, state)`, run by the Network before the kernel in warmup steps): the
+# traced training step never contains them.
+def check_cross_entropy_labels(op: Any, data: Sequence[Any], state: Dict[str, Any]) -> None:
+    """Sparse labels must lie in [0, classes): checked in Python on eager tensors, by assertions in a traced warmup
+    step (whose failure the Network explains by re-running the step eagerly)."""
+    y_pred, y_true = tf.convert_to_tensor(data[0]), tf.convert_to_tensor(data[1])
+    classes = y_pred.shape[-1] if y_pred.shape.rank else None
+    if classes is None or op.infer_form(tuple(y_pred.shape), tuple(y_true.shape)) != "sparse":
+        return
+    if tf.executing_eagerly():
+        if not int(tf.size(y_true)):
+            return
+        low, high = int(tf.reduce_min(y_true)), int(tf.reduce_max(y_true))
+        if low < 0 or high >= classes:
+            raise op.label_range_error(y_pred, y_true, low, high, state)
+        return
+    message = (f"CrossEntropy (inputs {op.inputs}): sparse labels in {op.true_key!r} must lie in 0..{classes - 1} "
+               f"for {classes} classes in {where(state)}")
+    tf.debugging.assert_non_negative(y_true, message=message)
+    tf.debugging.assert_less(y_true, tf.cast(classes, y_true.dtype), message=message)
+
+
+def check_update_reaches_model(op: Any, data: Any, state: Dict[str, Any]) -> None:
+    """Some gradient of an UpdateOp's loss must reach a trainable variable of its model (else the update would
+    silently never change it). Decided when the step is traced (or run eagerly): unconnected gradients are None."""
+    tape = state.get("tape")
+    model = op.model
+    variables = model.trainable_variables
+    if op.gradients is not None or tape is None or not variables:
+        return
+    loss = to_full_precision(tf.convert_to_tensor(data))
+    if loss.shape.rank:
+        loss = tf.reduce_mean(loss)
+    with _not_recording(tape):
+        gradients = tape.gradient(loss, variables)
+    if all(gradient is None for gradient in gradients):
+        name = _model_name(model)
+        raise described(ValueError(
+            f"UpdateOp (model {name!r}, loss {op.loss_name!r}) in {where(state)}: no gradient of {op.loss_name!r} "
+            f"reaches any of model {name!r}'s {len(variables)} trainable variables, so this UpdateOp would never "
+            f"change the model. Compute the loss from this model's output (a ModelOp of {name!r} whose output the "
+            f"loss op reads), or update the model the loss depends on"))
+
+
+def expected_input_hint(model: Any, inputs: Sequence[Any]) -> Optional[str]:
+    """The input shape(s) a Keras model was built for (None where any size goes), when it declares them."""
+    try:
+        shapes = [tuple(tensor.shape) for tensor in model.inputs]
+    except (AttributeError, TypeError, ValueError):
+        return None
+    if not shapes:
+        return None
+    return (f"Model {_model_name(model)!r} expects input{'s' if len(shapes) > 1 else ''} of shape "
+            f"{shapes[0] if len(shapes) == 1 else shapes} (None: any size)")
+
+
+TFKernels.kernel_cross_entropy.fe_check = check_cross_entropy_labels  # type: ignore[attr-defined]
+TFKernels.kernel_update.fe_check = check_update_reaches_model  # type: ignore[attr-defined]

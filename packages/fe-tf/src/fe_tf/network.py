@@ -23,7 +23,7 @@ import tensorflow as tf
 from fe_core.network import BaseNetwork
 from fe_tf.distribute import (active_data_parallel_strategy, batch_size_of, distribute_batch, fill_batch,
                               local_replicas, merge_replica_results, trim_results)
-from fe_tf.kernels import prepare_accumulators
+from fe_tf.kernels import expected_input_hint, prepare_accumulators
 from fe_core.export import fe_export
 
 __all__ = ["TFNetwork"]
@@ -270,10 +270,29 @@ class TFNetwork(BaseNetwork):
             program = self._program_for(phase)
         else:
             program = self._program
-        result = program.run(batch, self._epoch_tensor, self.ctx_state["eager"])
+        try:
+            result = program.run(batch, self._epoch_tensor, self.ctx_state["eager"])
+        except tf.errors.OpError as error:
+            if not self.ctx_state["warmup"] or self.ctx_state["eager"]:
+                raise
+            self._explain_graph_failure(program, batch, error)
+            raise
         for op in merge_ops:
             op.fe_backend_state["count"] += 1
         return result
+
+    def _explain_graph_failure(self, program: _StepProgram, batch: Dict[str, Any], error: Exception) -> None:
+        """A traced warmup step failed while running (a graph error names a graph node, not an op or key): run the
+        step again eagerly (warmup changes no weights), where the failing op raises in Python and `run_ops` names
+        it, its keys and shapes; raise that, chained to the graph's error. Returns if the eager step passes."""
+        try:
+            program.run(batch, self._epoch_tensor, True)
+        except Exception as eager_error:  # pylint: disable=broad-except
+            raise eager_error from error
+        return None
+
+    def _model_input_hint(self, model: Any, inputs: List[Any]) -> Optional[str]:
+        return expected_input_hint(model, inputs)
 
     @property
     def num_traced_configurations(self) -> int:
