@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-import numpy as np
 import pytest
 import torch
 

@@ -124,7 +124,8 @@ def benchmark(epochs: int) -> None:
               f"torch {torch.__version__}, MLP 64-256-256-10, global batch {GLOBAL_BATCH}, "
               f"{SAMPLES // GLOBAL_BATCH} steps/epoch, {len(pairs)} paired epochs")
         print(f"  fe (torchrun, DDP inside):  median {np.median(fe_rates):8.1f} steps/s   best {max(fe_rates):8.1f}")
-        print(f"  hand-written DDP loop:      median {np.median(hand_rates):8.1f} steps/s   best {max(hand_rates):8.1f}")
+        print(f"  hand-written DDP loop:      median {np.median(hand_rates):8.1f} steps/s   best "
+              f"{max(hand_rates):8.1f}")
         print(f"  fe / hand-written: median of per-pair ratios {np.median(ratios):.3f}   "
               f"best/best {max(fe_rates) / max(hand_rates):.3f}")
 

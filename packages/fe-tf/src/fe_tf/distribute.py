@@ -157,8 +157,8 @@ def ensure_multi_worker_strategy() -> Optional[TFCommunicator]:
             strategy = tf.distribute.MultiWorkerMirroredStrategy()
         except RuntimeError as error:
             raise RuntimeError(f"TF_CONFIG names {workers[0]} workers, but TensorFlow already ran an op, so the "
-                               f"MultiWorkerMirroredStrategy cannot be created any more ({error}). Call fe.build before "
-                               f"any other TensorFlow code, or create the strategy at the top of the script: "
+                               f"MultiWorkerMirroredStrategy cannot be created any more ({error}). Call fe.build "
+                               f"before any other TensorFlow code, or create the strategy at the top of the script: "
                                f"tf.distribute.experimental_set_strategy(tf.distribute.MultiWorkerMirroredStrategy())"
                                ) from error
         tf.distribute.experimental_set_strategy(strategy)
