@@ -113,7 +113,8 @@ def test_a_saved_file_that_does_not_fit_the_model_is_a_one_line_error(tmp_path, 
 
 
 @pytest.mark.parametrize("command", ["train", "test"])
-def test_fe_commands_write_only_the_documented_save_dir_into_the_working_directory(command, tmp_path, monkeypatch, capsys):
+def test_fe_commands_write_only_the_documented_save_dir_into_the_working_directory(command, tmp_path, monkeypatch,
+                                                                                  capsys):
     monkeypatch.chdir(tmp_path)
     assert run_cli([command, EXAMPLE, *TINY], capsys)[0] == 0
     written = {path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*")}

@@ -14,7 +14,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from fe.cli.errors import CLIError
 
-__all__ = ["parse_value", "parse_cli_tokens", "parse_cli_to_dictionary", "load_hyperparameters", "check_arguments"]
+__all__ = ["parse_value", "parse_cli_tokens", "parse_grouped_values", "parse_cli_to_dictionary", "load_hyperparameters",
+           "check_arguments"]
 
 
 def parse_value(text: str) -> Any:
@@ -84,8 +85,18 @@ def parse_cli_to_dictionary(tokens: Optional[Sequence[str]]) -> Dict[str, Any]:
         >>> parse_cli_to_dictionary(["--epochs", "5", "--test", "this", "--lr=0.74", "--quick"])
         {'epochs': 5, 'test': 'this', 'lr': 0.74, 'quick': True}
     """
+    return parse_grouped_values(parse_cli_tokens(tokens))
+
+
+def parse_grouped_values(grouped: Dict[str, Any]) -> Dict[str, Any]:
+    """`parse_cli_tokens`' values (strings, lists of strings, True for a bare flag) parsed into Python objects.
+
+    Example:
+        >>> parse_grouped_values({"epochs": "5", "sizes": ["1", "2"], "quick": True})
+        {'epochs': 5, 'sizes': [1, 2], 'quick': True}
+    """
     return {key: value if value is True else [parse_value(item) for item in value] if isinstance(value, list) else
-            parse_value(value) for key, value in parse_cli_tokens(tokens).items()}
+            parse_value(value) for key, value in grouped.items()}
 
 
 def load_hyperparameters(path: Optional[str]) -> Dict[str, Any]:

@@ -15,7 +15,7 @@ import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from fe.cli.errors import USAGE_EXIT_CODE, CLIError
-from fe.cli.hyperparameters import check_arguments, load_hyperparameters, parse_cli_tokens, parse_value
+from fe.cli.hyperparameters import check_arguments, load_hyperparameters, parse_cli_tokens, parse_grouped_values
 from fe.cli.saved_weights import restore_saved_weights
 from fe.cli.script import find_get_estimator, load_entry_point
 from fe.cli.script_arguments import convert_arguments, format_parameters
@@ -31,8 +31,7 @@ def parsed_arguments(hyperparameters_json: Optional[str], raw: Dict[str, Any]) -
     """The keyword arguments for a script's function: a `--hyperparameters` file's, then the command line's (which
     win, given as `parse_cli_tokens` groups them), parsed into Python values."""
     arguments = load_hyperparameters(hyperparameters_json)
-    arguments.update({key: value if value is True else [parse_value(item) for item in value]
-                      if isinstance(value, list) else parse_value(value) for key, value in raw.items()})
+    arguments.update(parse_grouped_values(raw))
     return arguments
 
 
@@ -111,7 +110,8 @@ def test(args: argparse.Namespace, unknown: List[str]) -> int:
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("entry_point", metavar="SCRIPT", help="the Python script (or module name) that defines get_estimator()")
+    parser.add_argument("entry_point", metavar="SCRIPT",
+                        help="the Python script (or module name) that defines get_estimator()")
     parser.add_argument("--hyperparameters", dest="hyperparameters_json", metavar="JSON_FILE",
                         help="a JSON file of get_estimator() arguments (command-line ones win)")
     parser.add_argument("--summary", default=None, help="experiment name")
