@@ -38,13 +38,14 @@ from fe_core.backend.models import (feed_forward, get_lr, l2_regularization, loa
 from fe_core.backend.normalization import iwd, normalize, zscore
 from fe_core.backend.reductions import (argmax, check_nan, percentile, reduce_max, reduce_mean, reduce_min,
                                         reduce_std, reduce_sum)
+from fe_core.backend.framework_of import get_framework, get_scaled_data
 from fe_core.backend.shapes import (concat, expand_dims, flip, gather, gather_from_batch, get_image_dims, get_shape,
                                     permute, reshape, resize_3d, roll, squeeze, transpose)
 
 __all__ = [
     "abs", "argmax", "binary_crossentropy", "cast", "categorical_crossentropy", "check_nan", "clip_by_value",
     "concat", "convert_tensor_precision", "dice_score", "exp", "expand_dims", "feed_forward", "flip", "focal_loss",
-    "gather", "gather_from_batch", "get_gradient", "get_image_dims", "get_lr", "get_shape", "hinge", "huber", "iwd",
+    "gather", "gather_from_batch", "get_framework", "get_gradient", "get_image_dims", "get_lr", "get_scaled_data", "get_shape", "hinge", "huber", "iwd",
     "l1_loss", "l2_regularization", "lambertw", "load_model", "matmul", "maximum", "mean_squared_error", "normalize",
     "ones_like", "percentile", "permute", "pow", "random_normal_like", "random_uniform_like", "reduce_max",
     "reduce_mean", "reduce_min", "reduce_std", "reduce_sum", "reshape", "resize_3d", "roll", "save_model", "set_lr",
