@@ -31,9 +31,11 @@ if TYPE_CHECKING:
     from fe_core.backend.losses import focal_loss as focal_loss
     from fe_core.backend.shapes import gather as gather
     from fe_core.backend.shapes import gather_from_batch as gather_from_batch
+    from fe_core.backend.framework_of import get_framework as get_framework
     from fe_core.backend.gradients import get_gradient as get_gradient
     from fe_core.backend.shapes import get_image_dims as get_image_dims
     from fe_core.backend.models import get_lr as get_lr
+    from fe_core.backend.framework_of import get_scaled_data as get_scaled_data
     from fe_core.backend.shapes import get_shape as get_shape
     from fe_core.backend.losses import hinge as hinge
     from fe_core.backend.losses import huber as huber
@@ -49,7 +51,10 @@ if TYPE_CHECKING:
     from fe_core.backend.creation import ones_like as ones_like
     from fe_core.backend.reductions import percentile as percentile
     from fe_core.backend.shapes import permute as permute
+    from fe_tf.backend.reference_helpers import pickle_mirroredstrategy as pickle_mirroredstrategy
     from fe_core.backend.elementwise import pow as pow
+    from fe_torch.backend.reference_losses import preprocess_torch_weights as preprocess_torch_weights
+    from fe_torch.backend.reference_losses import pytorch_focal_loss as pytorch_focal_loss
     from fe_core.backend.creation import random_normal_like as random_normal_like
     from fe_core.backend.creation import random_uniform_like as random_uniform_like
     from fe_core.backend.reductions import reduce_max as reduce_max
@@ -59,6 +64,7 @@ if TYPE_CHECKING:
     from fe_core.backend.reductions import reduce_sum as reduce_sum
     from fe_core.backend.shapes import reshape as reshape
     from fe_core.backend.shapes import resize_3d as resize_3d
+    from fe_tf.backend.reference_helpers import resize_tensorflow_tensor as resize_tensorflow_tensor
     from fe_core.backend.shapes import roll as roll
     from fe_core.backend.models import save_model as save_model
     from fe_core.backend.models import set_lr as set_lr
@@ -69,6 +75,7 @@ if TYPE_CHECKING:
     from fe_core.backend.elementwise import tensor_pow as tensor_pow
     from fe_core.backend.elementwise import tensor_round as tensor_round
     from fe_core.backend.elementwise import tensor_sqrt as tensor_sqrt
+    from fe_tf.backend.reference_helpers import tf_focal_loss as tf_focal_loss
     from fe_core.backend.conversion import to_shape as to_shape
     from fe_core.backend.conversion import to_tensor as to_tensor
     from fe_core.backend.conversion import to_type as to_type
@@ -82,12 +89,14 @@ if TYPE_CHECKING:
 __all__ = [
     "abs", "argmax", "binary_crossentropy", "cast", "categorical_crossentropy", "check_nan", "clip_by_value", "concat",
     "convert_tensor_precision", "dice_score", "exp", "expand_dims", "feed_forward", "flip", "focal_loss", "gather",
-    "gather_from_batch", "get_gradient", "get_image_dims", "get_lr", "get_shape", "hinge", "huber", "iwd", "l1_loss",
-    "l2_regularization", "lambertw", "load_model", "matmul", "maximum", "mean_squared_error", "normalize", "ones_like",
-    "percentile", "permute", "pow", "random_normal_like", "random_uniform_like", "reduce_max", "reduce_mean",
-    "reduce_min", "reduce_std", "reduce_sum", "reshape", "resize_3d", "roll", "save_model", "set_lr", "sign",
-    "smooth_l1_loss", "sparse_categorical_crossentropy", "squeeze", "tensor_pow", "tensor_round", "tensor_sqrt",
-    "to_shape", "to_tensor", "to_type", "transpose", "update_model", "watch", "where", "zeros_like", "zscore",
+    "gather_from_batch", "get_framework", "get_gradient", "get_image_dims", "get_lr", "get_scaled_data", "get_shape",
+    "hinge", "huber", "iwd", "l1_loss", "l2_regularization", "lambertw", "load_model", "matmul", "maximum",
+    "mean_squared_error", "normalize", "ones_like", "percentile", "permute", "pickle_mirroredstrategy", "pow",
+    "preprocess_torch_weights", "pytorch_focal_loss", "random_normal_like", "random_uniform_like", "reduce_max",
+    "reduce_mean", "reduce_min", "reduce_std", "reduce_sum", "reshape", "resize_3d", "resize_tensorflow_tensor",
+    "roll", "save_model", "set_lr", "sign", "smooth_l1_loss", "sparse_categorical_crossentropy", "squeeze",
+    "tensor_pow", "tensor_round", "tensor_sqrt", "tf_focal_loss", "to_shape", "to_tensor", "to_type", "transpose",
+    "update_model", "watch", "where", "zeros_like", "zscore",
 ]
 
 _ATTRIBUTES = {
@@ -108,9 +117,11 @@ _ATTRIBUTES = {
     "focal_loss": "fe_core.backend.losses:focal_loss",
     "gather": "fe_core.backend.shapes:gather",
     "gather_from_batch": "fe_core.backend.shapes:gather_from_batch",
+    "get_framework": "fe_core.backend.framework_of:get_framework",
     "get_gradient": "fe_core.backend.gradients:get_gradient",
     "get_image_dims": "fe_core.backend.shapes:get_image_dims",
     "get_lr": "fe_core.backend.models:get_lr",
+    "get_scaled_data": "fe_core.backend.framework_of:get_scaled_data",
     "get_shape": "fe_core.backend.shapes:get_shape",
     "hinge": "fe_core.backend.losses:hinge",
     "huber": "fe_core.backend.losses:huber",
@@ -126,7 +137,10 @@ _ATTRIBUTES = {
     "ones_like": "fe_core.backend.creation:ones_like",
     "percentile": "fe_core.backend.reductions:percentile",
     "permute": "fe_core.backend.shapes:permute",
+    "pickle_mirroredstrategy": "fe_tf.backend.reference_helpers:pickle_mirroredstrategy",
     "pow": "fe_core.backend.elementwise:pow",
+    "preprocess_torch_weights": "fe_torch.backend.reference_losses:preprocess_torch_weights",
+    "pytorch_focal_loss": "fe_torch.backend.reference_losses:pytorch_focal_loss",
     "random_normal_like": "fe_core.backend.creation:random_normal_like",
     "random_uniform_like": "fe_core.backend.creation:random_uniform_like",
     "reduce_max": "fe_core.backend.reductions:reduce_max",
@@ -136,6 +150,7 @@ _ATTRIBUTES = {
     "reduce_sum": "fe_core.backend.reductions:reduce_sum",
     "reshape": "fe_core.backend.shapes:reshape",
     "resize_3d": "fe_core.backend.shapes:resize_3d",
+    "resize_tensorflow_tensor": "fe_tf.backend.reference_helpers:resize_tensorflow_tensor",
     "roll": "fe_core.backend.shapes:roll",
     "save_model": "fe_core.backend.models:save_model",
     "set_lr": "fe_core.backend.models:set_lr",
@@ -146,6 +161,7 @@ _ATTRIBUTES = {
     "tensor_pow": "fe_core.backend.elementwise:tensor_pow",
     "tensor_round": "fe_core.backend.elementwise:tensor_round",
     "tensor_sqrt": "fe_core.backend.elementwise:tensor_sqrt",
+    "tf_focal_loss": "fe_tf.backend.reference_helpers:tf_focal_loss",
     "to_shape": "fe_core.backend.conversion:to_shape",
     "to_tensor": "fe_core.backend.conversion:to_tensor",
     "to_type": "fe_core.backend.conversion:to_type",
