@@ -257,3 +257,28 @@ def test_ordinary_training_is_unaffected() -> None:
     recorder = fit(regression_ops(model), eval_data=dataset())
     assert recorder.events[0] == "begin" and "batch" in recorder.events
     assert not np.array_equal(model.W, before)
+
+
+def test_an_error_type_that_takes_no_message_keeps_its_type_and_gets_a_note() -> None:
+    class PickyError(Exception):
+        def __init__(self, code: int, detail: str) -> None:
+            super().__init__(f"code {code}: {detail}")
+
+    def fail(x: Any) -> Any:
+        raise PickyError(7, "broken")
+
+    model = nb.build(2, 1, name="lin")
+    with pytest.raises(PickyError) as info:
+        fit([LambdaOp(fn=fail, inputs="x", outputs="x2")] + regression_ops(model))
+    assert str(info.value) == "code 7: broken"
+    assert any("LambdaOp (inputs ['x'], outputs ['x2']) failed in mode 'train', epoch 1, ds_id ''" in note
+               for note in info.value.__notes__)
+
+
+def test_estimator_test_checks_ds_ids_too() -> None:
+    model = nb.build(2, 1, name="lin")
+    ops = regression_ops(model) + [LambdaOp(fn=lambda x: x, inputs="y_pred", outputs="copy", ds_id="tst")]
+    estimator = Estimator(Pipeline(test_data={"test1": dataset()}, batch_size=4), make_network(ops), epochs=1,
+                          log_steps=None)
+    with pytest.raises(ValueError, match=r"no dataset 'tst'.*\['test1'\]"):
+        estimator.test()

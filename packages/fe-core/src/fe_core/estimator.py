@@ -223,6 +223,7 @@ class Estimator:
         try:
             with _history(self.system, self.filepath):
                 self._prepare_traces({"test"})
+                self._check_ds_ids()
                 self._start({"test"}, eager=eager)
         finally:
             release_freed_memory()

@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 
 from fe_core.schedule.scheduler import Scheduler, get_current_items
 
-__all__ = ["where", "op_label", "describe_value", "describe_inputs", "described", "is_described", "rewrap",
+__all__ = ["where", "op_label", "describe_value", "describe_inputs", "described", "is_described", "rewrap", "add_note",
            "suggest_keys", "find_unavailable_input", "unavailable_key_message", "check_ds_ids_exist"]
 
 
@@ -75,17 +75,24 @@ def is_described(error: BaseException) -> bool:
     return bool(getattr(error, "fe_described", False))
 
 
-def rewrap(error: BaseException, message: str) -> BaseException:
-    """A new exception carrying `message`, of `error`'s type when that type takes a single message (RuntimeError
-    otherwise), marked as described. The caller raises it `from error`."""
-    new: BaseException
+def rewrap(error: BaseException, message: str) -> Optional[BaseException]:
+    """A new exception of `error`'s type carrying `message`, marked as described, for the caller to raise `from
+    error`; None when that type cannot be made from a single message (the caller then adds `message` to `error` as a
+    note and re-raises it, so the type a user may catch never changes)."""
     try:
         new = type(error)(message)
         if str(new) != message and not isinstance(new, KeyError):
-            raise TypeError("the type formats its message")
-    except Exception:  # pylint: disable=broad-except  (any constructor may fail: fall back to a plain type)
-        new = RuntimeError(message)
+            return None  # the type formats its message: keep the original
+    except Exception:  # pylint: disable=broad-except  (any constructor may fail)
+        return None
     return described(new)
+
+
+def add_note(error: BaseException, note: str) -> None:
+    """Attach `note` to `error` (shown under its traceback) and mark it described."""
+    if note not in getattr(error, "__notes__", ()):
+        error.add_note(note)
+    described(error)
 
 
 def suggest_keys(key: str, available: Iterable[str], reader: Any = None, earlier_ops: Sequence[Any] = (),

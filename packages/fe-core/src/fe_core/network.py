@@ -19,8 +19,8 @@ from fe_core.op.op import Op
 from fe_core.op.tensorop.tensorop import TensorOp
 from fe_core.schedule.scheduler import Scheduler, get_current_items
 from fe_core.export import fe_export
-from fe_core.misuse import (describe_inputs, described, find_unavailable_input, is_described, op_label, rewrap,
-                             suggest_keys, unavailable_key_message, where)
+from fe_core.misuse import (add_note, describe_inputs, described, find_unavailable_input, is_described, op_label,
+                             rewrap, suggest_keys, unavailable_key_message, where)
 
 __all__ = ["BaseNetwork", "PredictionBatch", "make_network", "collect_models"]
 
@@ -403,7 +403,12 @@ class BaseNetwork:
             key = error.args[0] if isinstance(error, KeyError) and error.args else None
             if isinstance(key, str) and key in op.inputs and key not in store:
                 raise described(KeyError(self._unavailable_key(op, key, store))) from None
-            raise rewrap(error, self._op_failure(op, store, error)) from error
+            message = self._op_failure(op, store, error)
+            wrapped = rewrap(error, message)
+            if wrapped is None:
+                add_note(error, message)
+                raise
+            raise wrapped from error
         deferred = state["deferred"]
         if deferred:
             for functions in deferred.values():

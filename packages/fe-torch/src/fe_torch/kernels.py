@@ -158,7 +158,8 @@ def check_update_reaches_model(op: Any, data: Any, state: Dict[str, Any]) -> Non
             f"{op.loss_name!r} reaches any of model {_model_name(model)!r}'s {len(params)} trainable weight "
             f"tensors, so this UpdateOp would never change the model. Compute the loss from this model's output (a "
             f"ModelOp of {_model_name(model)!r} whose output the loss op reads), or update the model the loss "
-            f"depends on"))
+            f"depends on" + ("" if data.requires_grad else "; no trainable tensor reaches the loss at all (was it "
+                             "computed under no_grad, by ModelOp(gradients=False), or are all weights frozen?)")))
 
 
 # ---------------------------------------------------------------------------------------------------- update
