@@ -282,3 +282,23 @@ def test_estimator_test_checks_ds_ids_too() -> None:
                           log_steps=None)
     with pytest.raises(ValueError, match=r"no dataset 'tst'.*\['test1'\]"):
         estimator.test()
+
+
+def test_interleave_dataset_member_names_are_known_ds_ids() -> None:
+    from fe_core.dataset import InterleaveDataset  # pylint: disable=import-outside-toplevel
+    model = nb.build(2, 1, name="lin")
+    train = InterleaveDataset(datasets={"a": dataset(), "b": dataset()})
+    recorder = fit(regression_ops(model), train=train, pipeline_ops=[PassThrough(inputs="x", outputs="x",
+                                                                                    ds_id="b")])
+    assert "begin" in recorder.events
+    with pytest.raises(ValueError, match=r"no dataset 'c'"):
+        fit(regression_ops(model), train=InterleaveDataset(datasets={"a": dataset(), "b": dataset()}),
+            pipeline_ops=[PassThrough(inputs="x", outputs="x", ds_id="a"),
+                          PassThrough(inputs="x", outputs="x", ds_id="c")])
+
+
+class PassThrough(NumpyOp):
+    """Returns its input unchanged."""
+
+    def forward(self, data: Any, state: Any) -> Any:
+        return data
