@@ -12,15 +12,29 @@ unknown batch dimension, so a smaller last batch does not trigger a new trace.
 
 `trace_count` counts how many times a step body has been traced (once per replica under a MirroredStrategy), so
 tests and benchmarks can check that later epochs add none.
+
+AutoGraph: fe's own step code (the body, the op runner, the kernels) has no tensor-dependent Python control flow, so
+the step is traced with `autograph=False`; converting it cost seconds per trace. Only user code is converted
+(`tf.autograph.to_graph`, recursively through what it calls): a TensorOp whose `forward` is written outside fe, and an
+fe op that holds user code (a LambdaOp's `fn`, a meta op wrapping a user op). So a user's `forward` with an `if` or
+`for` on tensors still becomes `tf.cond` / `tf.while_loop`, as under FastEstimator's `tf.function`.
+
+Warmup: the first step of a warmup configuration (the Estimator's warmup runs one per configuration) runs eagerly
+instead of tracing a graph that training never uses (a warmup step must not update, so its graph differs from the
+training step's). Each real configuration is traced once, at its first step: `fit` with train and eval data makes two
+traces. A second warmup step of the same configuration (`Network.transform` over a Pipeline) traces its graph.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+import functools
+import inspect
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
 
 from fe_core.network import BaseNetwork
+from fe_core.op.tensorop.tensorop import TensorOp
 from fe_tf.distribute import (active_data_parallel_strategy, batch_size_of, distribute_batch, fill_batch,
                               local_replicas, merge_replica_results, trim_results)
 from fe_tf.kernels import expected_input_hint, prepare_accumulators
@@ -62,12 +76,13 @@ def _input_signature(batch: Dict[str, Any]) -> Optional[Dict[str, tf.TensorSpec]
 
 
 def _traced(function: Any, **options: Any) -> Any:
-    """`tf.function(function)` without TensorFlow's "frequent retracing" warning.
+    """`tf.function(function, autograph=False)` without TensorFlow's "frequent retracing" warning.
 
-    TensorFlow counts traces per Python code object, so the first traces of several configurations (different
-    `tf.function`s of the same body) would be reported as retracing; `TFNetwork.trace_count` is the real measure.
+    fe's step code needs no AutoGraph conversion (user code is converted op by op: `_autograph_plan`). TensorFlow
+    counts traces per Python code object, so the first traces of several configurations (different `tf.function`s of
+    the same body) would be reported as retracing; `TFNetwork.trace_count` is the real measure.
     """
-    traced = tf.function(function, **options)
+    traced = tf.function(function, autograph=False, **options)
     if hasattr(traced, "_omit_frequent_tracing_warning"):
         traced._omit_frequent_tracing_warning = True  # pylint: disable=protected-access
     return traced
@@ -83,6 +98,59 @@ def _fits(specs: Dict[str, tf.TensorSpec], batch: Dict[str, Any]) -> bool:
         except (TypeError, ValueError):
             return False
     return True
+
+
+# Packages whose code never needs AutoGraph: fe's own, and the libraries AutoGraph itself leaves unconverted.
+_UNCONVERTED_PACKAGES = frozenset({"fe", "fe_core", "fe_tf", "fe_torch", "tensorflow", "keras", "numpy", "builtins"})
+
+
+def _is_fe_code(function: Any) -> bool:
+    """Whether `function` (a function, method or partial) is fe's code (or TensorFlow's, Keras', numpy's)."""
+    while isinstance(function, functools.partial):
+        function = function.func
+    function = getattr(function, "__func__", function)
+    module = getattr(function, "__module__", None) or ""
+    return module.split(".", 1)[0] in _UNCONVERTED_PACKAGES
+
+
+def _holds_user_code(op: Any, seen: Optional[set] = None) -> bool:
+    """Whether running `op` runs code written outside fe that AutoGraph may need to convert: its own `forward`, a
+    function it holds (a LambdaOp's `fn`, a Repeat's condition), or an op it wraps (meta ops)."""
+    seen = set() if seen is None else seen
+    if id(op) in seen:
+        return False
+    seen.add(id(op))
+    attributes = vars(op) if hasattr(op, "__dict__") else {}
+    if not _is_fe_code(attributes.get("forward") or type(op).forward):
+        return True
+    for value in attributes.values():
+        for item in value if isinstance(value, (list, tuple)) else (value, ):
+            if isinstance(item, TensorOp):
+                if _holds_user_code(item, seen):
+                    return True
+            elif (inspect.isfunction(item) or inspect.ismethod(item) or isinstance(item, functools.partial)) and \
+                    not _is_fe_code(item):
+                return True
+    return False
+
+
+def _autograph_forward(forward: Callable[[Any, Dict[str, Any]], Any]) -> Callable[[Any, Dict[str, Any]], Any]:
+    """`forward` converted by AutoGraph, with everything it calls (converted on the call, as `tf.function` would)."""
+
+    def call_forward(data: Any, state: Dict[str, Any]) -> Any:
+        return forward(data, state)
+
+    return tf.autograph.to_graph(call_forward)
+
+
+def _autograph_plan(plan: List[Any]) -> List[Any]:
+    """The op plan of a traced step: the entries of ops holding user code run their forward through AutoGraph."""
+    converted = []
+    for entry in plan:
+        if _holds_user_code(entry[0]):
+            entry = (entry[0], _autograph_forward(entry[1])) + tuple(entry[2:])
+        converted.append(entry)
+    return converted
 
 
 class _Graph(NamedTuple):
@@ -125,11 +193,24 @@ class _StepProgram:
         self.persistent = persistent
         self.strategy = strategy
         self.graphs: List[_Graph] = []
+        # A warmup configuration runs its first step eagerly: the Estimator's warmup runs one step per configuration,
+        # and a graph traced for it would never be used again (training and eval steps are other configurations).
+        self.eager_first_step = bool(state.get("warmup"))
 
     # -------------------------------------------------------------- the body (eager, or traced)
     def body(self, batch: Dict[str, Any], epoch: Any) -> Dict[str, Any]:
-        if not tf.executing_eagerly():
-            self.network.trace_count += 1
+        if tf.executing_eagerly():
+            return self._body(batch, epoch)
+        network = self.network
+        network.trace_count += 1
+        plan = network.ctx_op_plan
+        network.ctx_op_plan = _autograph_plan(plan)  # only while tracing: user code goes through AutoGraph
+        try:
+            return self._body(batch, epoch)
+        finally:
+            network.ctx_op_plan = plan
+
+    def _body(self, batch: Dict[str, Any], epoch: Any) -> Dict[str, Any]:
         state = dict(self.state)
         state["epoch"] = epoch
         state["deferred"] = {}
@@ -150,6 +231,9 @@ class _StepProgram:
 
     # -------------------------------------------------------------- running
     def run(self, batch: Dict[str, Any], epoch: tf.Tensor, eager: bool) -> Dict[str, Any]:
+        if self.eager_first_step:
+            self.eager_first_step = False
+            eager = True
         if self.strategy is not None:
             return self._run_distributed(batch, epoch, eager)
         if eager:
