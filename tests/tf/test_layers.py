@@ -62,3 +62,15 @@ def test_hadamard_code_as_a_softmax_replacement_and_its_config() -> None:
         HadamardCode(4, max_prob=0.0)
     with pytest.raises(ValueError, match="power of 2"):
         HadamardCode(4, code_length=12)
+
+
+def test_models_with_fe_layers_save_and_load_whole(tmp_path: object) -> None:
+    inputs = keras.Input((6, 6, 2))
+    x = InstanceNormalization()(ReflectionPadding2D((1, 1))(inputs))
+    outputs = HadamardCode(4, code_length=8)(keras.layers.Flatten()(x))
+    model = keras.Model(inputs, outputs)
+    path = str(tmp_path) + "/model.keras"  # type: ignore[operator]
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    data = np.random.default_rng(0).normal(size=(2, 6, 6, 2)).astype(np.float32)
+    np.testing.assert_allclose(loaded(data).numpy(), model(data).numpy(), rtol=1e-5, atol=1e-6)

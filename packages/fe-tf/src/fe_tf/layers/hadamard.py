@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import keras
 from keras import layers, ops
 
 from fe_core.export import fe_export
@@ -14,12 +15,14 @@ __all__ = ["HadamardCode"]
 
 def _head_shapes(input_shape: Any) -> List[Any]:
     """The input shape(s) as a list: one shape per head."""
-    several = isinstance(input_shape, list) or (isinstance(input_shape, tuple) and len(input_shape) > 0
-                                                and isinstance(input_shape[0], (tuple, list)))
+    # one head: (batch, features) (a list after a JSON round trip); several: a list of such shapes
+    several = isinstance(input_shape, (list, tuple)) and len(input_shape) > 0 and not isinstance(
+        input_shape[0], (int, type(None)))
     return list(input_shape) if several else [input_shape]
 
 
 @fe_export("fe.layers.tensorflow.hadamard.HadamardCode", "fe.layers.tensorflow.HadamardCode")
+@keras.saving.register_keras_serializable(package="fe")
 class HadamardCode(layers.Layer):
     """Map features onto Hadamard code words and return class probabilities.
 

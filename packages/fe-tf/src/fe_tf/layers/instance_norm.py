@@ -12,6 +12,7 @@ __all__ = ["InstanceNormalization"]
 
 
 @fe_export("fe.layers.tensorflow.instance_norm.InstanceNormalization", "fe.layers.tensorflow.InstanceNormalization")
+@keras.saving.register_keras_serializable(package="fe")
 class InstanceNormalization(layers.Layer):
     """Instance normalization (https://arxiv.org/abs/1607.08022) of (batch, height, width, channels) tensors.
 

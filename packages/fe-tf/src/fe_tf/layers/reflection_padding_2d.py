@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Tuple
 
 import tensorflow as tf
+import keras
 from keras import layers
 
 from fe_core.export import fe_export
@@ -13,6 +14,7 @@ __all__ = ["ReflectionPadding2D"]
 
 @fe_export("fe.layers.tensorflow.reflection_padding_2d.ReflectionPadding2D",
            "fe.layers.tensorflow.ReflectionPadding2D")
+@keras.saving.register_keras_serializable(package="fe")
 class ReflectionPadding2D(layers.Layer):
     """Reflection padding (the edge row/column is not repeated) of channels-last images.
 
