@@ -17,8 +17,29 @@ from fe_core.estimator import Estimator
 from fe_core.op.tensorop.loss import CrossEntropy
 from fe_core.op.tensorop.model import ModelOp, UpdateOp
 from fe_core.pipeline import Pipeline
+from fe_core.op.numpyop.numpyop import NumpyOp
+from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.metric import Accuracy
 from fe_core.trace.trace import Trace
+
+
+class Noise(NumpyOp):
+    """Per-sample random noise from numpy's global generator (each worker draws its own)."""
+
+    def forward(self, data, state):
+        return data + np.random.uniform(-0.01, 0.01, size=data.shape).astype(np.float32)
+
+
+class Crash(Trace):
+    """Exits the process at global step `step` (0: never), as a killed worker would."""
+
+    def __init__(self, step):
+        super().__init__(mode="train")
+        self.step = step
+
+    def on_batch_end(self, data):
+        if self.system.global_step == self.step:
+            os._exit(3)
 
 
 class Seen(Trace):
@@ -41,15 +62,18 @@ def main():
     x = rng.normal(size=(22, 6)).astype(np.float32)
     y = (x[:, 0] + x[:, 1] > 0).astype(np.int64)
     pipeline = Pipeline(train_data=NumpyDataset({"x": x[:13], "y": y[:13], "idx": np.arange(13)}),
-                        eval_data=NumpyDataset({"x": x[13:], "y": y[13:]}), batch_size=4)
+                        eval_data=NumpyDataset({"x": x[13:], "y": y[13:]}), batch_size=4,
+                        ops=[Noise(inputs="x", outputs="x", mode="train")])
     model = build(model_fn=model_fn, optimizer_fn="sgd", model_name="net")  # creates the strategy first
     from fe_tf.network import TFNetwork  # pylint: disable=import-outside-toplevel
     network = TFNetwork(ops=[ModelOp(model=model, inputs="x", outputs="y_pred"),
                              CrossEntropy(inputs=("y_pred", "y"), outputs="ce", from_logits=True),
                              UpdateOp(model=model, loss_name="ce")])
     seen = Seen()
-    estimator = Estimator(pipeline=pipeline, network=network, epochs=2, traces=[Accuracy("y", "y_pred"), seen],
-                          log_steps=2)
+    traces = [Accuracy("y", "y_pred"), seen, Crash(int(os.environ.get("FE_T_CRASH_AT", "0")))]
+    if os.environ.get("FE_T_CKPT"):
+        traces.append(RestoreWizard(directory=os.environ["FE_T_CKPT"], frequency="2s"))
+    estimator = Estimator(pipeline=pipeline, network=network, epochs=2, traces=traces, log_steps=2)
     summary = estimator.fit("mw")
     logits = model(x[13:], training=False)
     truth_ce = float(tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(y[13:], logits)))

@@ -33,7 +33,7 @@ def free_ports(count: int) -> List[int]:
             sock.close()
 
 
-def run_workers(out: Path, timeout: float = 300) -> Tuple[List[int], List[str]]:
+def run_workers(out: Path, timeout: float = 300, **extra: str) -> Tuple[List[int], List[str]]:
     """Start 2 workers; kill both (their process groups) if they overrun."""
     out.mkdir(parents=True, exist_ok=True)
     hosts = [f"127.0.0.1:{port}" for port in free_ports(2)]
@@ -41,7 +41,7 @@ def run_workers(out: Path, timeout: float = 300) -> Tuple[List[int], List[str]]:
     for index in range(2):
         config = {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}}
         env = dict(os.environ, TF_CONFIG=json.dumps(config), OMP_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="2",
-                   FE_T_OUT=str(out), FE_HISTORY_DB=str(out / "history.db"))
+                   FE_T_OUT=str(out), FE_HISTORY_DB=str(out / "history.db"), **extra)
         processes.append(subprocess.Popen([sys.executable, str(SCRIPT)], env=env, stdout=subprocess.PIPE,
                                           stderr=subprocess.STDOUT, text=True, start_new_session=True))
     outputs = []
@@ -80,3 +80,20 @@ def test_two_workers_train_one_model_on_all_samples_once(tmp_path):
         assert rank["history"]["ce"]["6"] == pytest.approx(rank["truth_ce"], rel=1e-5)
         assert rank["history"]["accuracy"]["6"] == pytest.approx(rank["truth_acc"], abs=1e-12)
     assert sum(output.count("FastEstimator-Finish:") for output in outputs) == 1
+
+
+@pytest.mark.slow
+def test_two_workers_killed_mid_epoch_resume_bitwise(tmp_path):
+    codes, outputs = run_workers(tmp_path / "clean", FE_T_CKPT=str(tmp_path / "ckpt_clean"))
+    assert codes == [0, 0], outputs[0][-3000:]
+    codes, outputs = run_workers(tmp_path / "resumed", FE_T_CKPT=str(tmp_path / "ckpt"), FE_T_CRASH_AT="5")
+    assert codes == [3, 3]
+    assert sorted(os.listdir(tmp_path / "ckpt")) == ["step-2", "step-4"]  # written once, by worker 0
+    codes, outputs = run_workers(tmp_path / "resumed", FE_T_CKPT=str(tmp_path / "ckpt"))
+    assert codes == [0, 0], outputs[0][-3000:]
+    assert "restored" in outputs[0] and "step-4 (epoch 2, step 4)" in outputs[0]
+    for rank in range(2):
+        clean = json.loads((tmp_path / "clean" / f"rank{rank}.json").read_text())
+        resumed = json.loads((tmp_path / "resumed" / f"rank{rank}.json").read_text())
+        assert resumed["weights"] == clean["weights"]  # bitwise
+        assert resumed["history"] == clean["history"] and resumed["seen"] == clean["seen"]
