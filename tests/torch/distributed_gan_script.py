@@ -1,5 +1,6 @@
 """Two models trained in one step (a GAN's shape: the generator's loss flows through the discriminator), run by
-tests/torch/test_distributed.py under torchrun; writes every parameter's values to `<FE_T_OUT>/rank<R>.json`."""
+tests/torch/test_distributed.py under torchrun; writes every parameter's values to `<FE_T_OUT>/rank<R>.json`.
+FE_T_GIVEN_GRADS=1 updates the discriminator from gradients a GradientOp computed (`UpdateOp(gradients=...)`)."""
 import json
 import os
 
@@ -10,7 +11,7 @@ from fe_core.build import build
 from fe_core.dataset import NumpyDataset
 from fe_core.distributed import get_communicator
 from fe_core.estimator import Estimator
-from fe_core.op.tensorop import LambdaOp
+from fe_core.op.tensorop import GradientOp, LambdaOp
 from fe_core.op.tensorop.model import ModelOp, UpdateOp
 from fe_core.pipeline import Pipeline
 from fe_torch.network import TorchNetwork
@@ -27,8 +28,10 @@ def main():
         LambdaOp(fn=lambda fake: -fake.mean(), inputs="fake_score", outputs="gen_loss"),
         LambdaOp(fn=lambda fake, true: fake.mean() - true.mean(), inputs=("fake_score", "true_score"),
                  outputs="disc_loss"),
-        UpdateOp(model=gen, loss_name="gen_loss"),
-        UpdateOp(model=disc, loss_name="disc_loss")])
+        UpdateOp(model=gen, loss_name="gen_loss")]
+        + ([GradientOp(finals="disc_loss", outputs="disc_grads", model=disc),  # given gradients, outside DDP's hooks
+            UpdateOp(model=disc, gradients="disc_grads")] if os.environ.get("FE_T_GIVEN_GRADS")
+           else [UpdateOp(model=disc, loss_name="disc_loss")]))
     Estimator(pipeline=Pipeline(train_data=NumpyDataset({"x": x}), batch_size=4), network=network, epochs=2,
               log_steps=None).fit()
     values = [p.detach().numpy().ravel().tolist() for p in list(gen.parameters()) + list(disc.parameters())]

@@ -156,8 +156,9 @@ def test_processes_started_by_a_cluster_manager(tmp_path, self_init):
 
 
 @pytest.mark.slow
-def test_two_models_updated_in_one_step_stay_in_sync(tmp_path):
-    code, output = torchrun(tmp_path, script=SCRIPT.with_name("distributed_gan_script.py"))
+@pytest.mark.parametrize("given", ["", "1"], ids=["from-losses", "from-given-gradients"])
+def test_two_models_updated_in_one_step_stay_in_sync(tmp_path, given):
+    code, output = torchrun(tmp_path, script=SCRIPT.with_name("distributed_gan_script.py"), FE_T_GIVEN_GRADS=given)
     assert code == 0, output[-3000:]
     ranks = results(tmp_path)
     assert ranks[0]["ddp"] == [True, True]

@@ -30,7 +30,8 @@ import torch
 import torch.distributed as dist
 from fe_core.distributed.communicator import Communicator, launcher_env, set_communicator
 
-__all__ = ["TorchCommunicator", "setup", "teardown", "communicator", "wrap_model", "unwrap_model"]
+__all__ = ["TorchCommunicator", "setup", "teardown", "communicator", "wrap_model", "unwrap_model", "device",
+           "average_gradients"]
 
 _OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
 
@@ -156,6 +157,26 @@ def wrap_model(model: torch.nn.Module) -> Optional[torch.nn.Module]:
         model, device_ids=device_ids, find_unused_parameters=os.environ.get("FE_DDP_FIND_UNUSED") == "1")
     object.__setattr__(model, "fe_ddp", wrapper)
     return wrapper
+
+
+def average_gradients(gradients: List[Optional[torch.Tensor]]) -> List[Optional[torch.Tensor]]:
+    """The mean over the processes of gradients computed outside DDP's backward (`UpdateOp(gradients=...)`), which
+    DDP's hooks never see: one all-reduce of all of them, flattened (every rank holds the same layout)."""
+    if _communicator is None:
+        return gradients
+    present = [index for index, gradient in enumerate(gradients) if gradient is not None]
+    if not present:
+        return gradients
+    flat = torch.cat([gradients[index].reshape(-1) for index in present])
+    dist.all_reduce(flat, op=dist.ReduceOp.SUM)
+    flat /= _communicator.world_size
+    averaged = list(gradients)
+    offset = 0
+    for index in present:
+        size = gradients[index].numel()
+        averaged[index] = flat[offset:offset + size].view_as(gradients[index])
+        offset += size
+    return averaged
 
 
 def unwrap_model(model: Any) -> Any:

@@ -17,6 +17,7 @@ import torch
 from fe_core.backend.crossentropy import EPSILON  # probabilities are clipped to [EPSILON, 1 - EPSILON] for the log
 from fe_core.misuse import described
 
+from fe_torch import distributed
 from fe_torch.backend import crossentropy, losses, reductions
 from fe_torch.backend.models import apply_gradients, trainable_parameters
 
@@ -231,6 +232,8 @@ def update_kernel(op: Any, data: Any, state: Dict[str, Any]) -> None:
     else:
         scaler = None
         params, gradients = _gradients_from_input(op, data, model, state)
+        if model.__dict__.get("fe_ddp") is not None:  # data-parallel: DDP's hooks never saw these; average them
+            gradients = distributed.average_gradients(list(gradients))
     merge = op.merge_grad
     if merge > 1:
         count = backend_state.get("count", 0) + 1
