@@ -10,6 +10,7 @@ import pytest
 
 from fe_core.data import Data
 from fe_core.dataset import NumpyDataset
+from fe_core.estimator import Estimator
 from fe_core.distributed import (LocalCommunicator, gather_stats, get_communicator, global_batches, is_main_process,
                                  launcher_env, rank_part)
 from fe_core.distributed.threads import ThreadGroup
@@ -206,3 +207,14 @@ def test_eval_losses_are_means_over_samples_not_over_ranks():
         return float(end.read_logs()["ce"])
 
     assert ThreadGroup(2).run(work) == [pytest.approx((3 * 1 + 5 + 4 * 2) / 8)] * 2
+
+
+def test_a_stop_asked_by_one_rank_stops_every_rank_together():
+    from types import SimpleNamespace
+
+    def work():
+        holder = SimpleNamespace(system=SimpleNamespace(stop_training=get_communicator().rank == 1))
+        return Estimator._stop_agreed(holder), holder.system.stop_training  # pylint: disable=protected-access
+
+    assert ThreadGroup(3).run(work) == [(True, True)] * 3
+    assert Estimator._stop_agreed(SimpleNamespace(system=SimpleNamespace(stop_training=False))) is False

@@ -126,7 +126,9 @@ class Estimator:
     Started by `torchrun` (or with TF_CONFIG naming several workers), the same script trains data-parallel on the
     framework's own engine: each process takes its part of every global batch (`batch_size` is the global batch
     size), metrics and logged evaluation means are reduced over every process's samples, only rank 0 prints and
-    writes files, and `system.num_devices` is the number of processes (see `fe_core.distributed`).
+    writes files, and `system.num_devices` is the number of processes (see `fe_core.distributed`). A trace that
+    sets `system.stop_training` during a training epoch stops the run at the end of that epoch, on every process
+    together.
 
     Every `fit` and `test` is recorded in the run-history database (`fe history` lists them; `record_history`
     chooses where, or turns it off).
@@ -402,8 +404,18 @@ class Estimator:
         for trace in traces:
             if hook in implemented_hooks(trace):
                 getattr(trace, hook)(data)
-        if check_stop and self.system.stop_training:
+        if check_stop and self._stop_agreed():
             raise EarlyStop()
+
+    def _stop_agreed(self) -> bool:
+        """Whether to stop: `system.stop_training`, or in a data-parallel run whether any process asked to stop
+        (every process stops at the same hook, so none waits forever in a collective)."""
+        communicator = get_communicator()
+        if communicator.world_size == 1:
+            return self.system.stop_training
+        stop = bool(communicator.all_reduce(int(self.system.stop_training), "max"))
+        self.system.stop_training = stop
+        return stop
 
     def _resume_position(self) -> Any:
         """Where a checkpoint restored in on_begin was taken, when that was inside a training epoch."""
@@ -457,6 +469,8 @@ class Estimator:
         run_step = self.network.run_step
         train = mode == "train"
         begin_hooks, end_hooks = plan.batch_begin, plan.batch_end
+        # A data-parallel run stops at the end of the epoch, where every process agrees (see _stop_agreed).
+        stop_now = get_communicator().world_size == 1
         for batch in loader:
             # system.update_batch_idx() and update_global_step(), inline: this loop runs every step
             system.batch_idx = 1 if system.batch_idx is None else system.batch_idx + 1
@@ -476,5 +490,5 @@ class Estimator:
                 data = Data(result)
                 for hook in end_hooks:
                     hook(data)
-            if system.stop_training:
+            if system.stop_training and stop_now:
                 raise EarlyStop()
