@@ -73,6 +73,7 @@ class ThreadGroup:
 
         Raises:
             Exception: The first rank's exception, if any rank raised.
+            TimeoutError: If a rank is still running after four times `timeout`.
         """
         exchange = _Exchange(self.world_size, self.timeout)
         results: List[Any] = [None] * self.world_size
@@ -93,6 +94,9 @@ class ThreadGroup:
             thread.start()
         for thread in threads:
             thread.join(self.timeout * 4)
+        stuck = [rank for rank, thread in enumerate(threads) if thread.is_alive()]
+        if stuck:
+            raise TimeoutError(f"ThreadGroup: ranks {stuck} did not finish within {self.timeout * 4} s")
         for error in errors:
             if error is not None and not isinstance(error, threading.BrokenBarrierError):
                 raise error
