@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from fe_core.checkpoint.hashed_file import write_hashed_file
 from fe_core.framework import Backend, register_backend, unregister_backend
 from fe_core.network import BaseNetwork
 from fe_core.schedule import Scheduler
@@ -172,10 +173,10 @@ class NumpyBackend(Backend):
 
     # state ---------------------------------------------------------------
     def save_model(self, model: LinearModel, save_dir: str, save_optimizer: bool) -> List[str]:
+        # reports the digest of the bytes it meant to write (a WrittenFile), as the real backends do
         name = f"{model.model_name}.npz"
-        with open(os.path.join(save_dir, name), "wb") as file:
-            np.savez(file, W=model.W, b=model.b)
-        return [name]
+        written = write_hashed_file(os.path.join(save_dir, name), lambda file: np.savez(file, W=model.W, b=model.b))
+        return [written.renamed(name)]
 
     def load_model(self, model: LinearModel, load_dir: str, load_optimizer: bool) -> None:
         self._load_weights(model, os.path.join(load_dir, f"{model.model_name}.npz"))

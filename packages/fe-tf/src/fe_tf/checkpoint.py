@@ -9,6 +9,9 @@ Files written into a directory for a model named `name`:
   model's random seed generators (`rng/<j>`, e.g. Dropout's), which `save_weights` leaves out. Read back with
   `allow_pickle=False`.
 
+Both are serialized before they touch the disk and hashed on the way there: `save_model` returns `WrittenFile`s with
+the size and sha256 of the bytes meant to be written, so a checkpoint detects a file damaged after its write.
+
 Example:
     >>> # files = save_model(model, "/tmp/ckpt", save_optimizer=True)  # ['model.weights.h5', 'model_opt.npz']
     >>> # load_model(model, "/tmp/ckpt", load_optimizer=True)  # doctest: +SKIP
@@ -16,11 +19,15 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import io
 import os
+import shutil
+import tempfile
 import warnings
 from typing import Any, Dict, Iterator, List
 
 import numpy as np
+from fe_core.checkpoint.hashed_file import write_hashed_file
 
 from fe_tf.optimizers import scheduled_optimizers
 
@@ -87,8 +94,38 @@ def save_weights(model: Any, path: str) -> str:
     return path
 
 
+class _WeightsBuffer(io.BytesIO):
+    """An in-memory `.weights.h5` file: Keras writes HDF5 into a BytesIO, and checks the extension through str()."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self._name = name
+
+    def __str__(self) -> str:
+        return self._name
+
+
+def _weights_bytes(model: Any, name: str) -> bytes:
+    """The bytes of the model's `.weights.h5` file, serialized in memory (so they can be hashed before any write)."""
+    buffer = _WeightsBuffer(weights_file(name))
+    try:
+        save_weights(model, buffer)  # type: ignore[arg-type]
+        return buffer.getvalue()
+    except TypeError:  # a Keras that takes paths only: write into a private directory and take those bytes
+        directory = tempfile.mkdtemp(prefix="fe-weights-")
+        try:
+            path = save_weights(model, os.path.join(directory, weights_file(name)))
+            with open(path, "rb") as file:
+                return file.read()
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
 def save_model(model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
     """Save the model's weights (and optimizer state) into `save_dir`.
+
+    Each file is serialized first (the weights into an in-memory HDF5 file, the optimizer state as a streamed
+    `.npz`), hashed on its way to the disk and written atomically (temporary sibling, fsync, rename).
 
     Args:
         model: A Keras model built with `fe.build`.
@@ -96,11 +133,13 @@ def save_model(model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
         save_optimizer: Whether to write the optimizer state too.
 
     Returns:
-        The names of the files written, relative to `save_dir`.
+        The names of the files written, relative to `save_dir`, as `WrittenFile`s carrying the size and sha256 of the
+        bytes meant to be written (checkpoints record them in their manifest).
     """
     name = _model_name(model)
-    files = [weights_file(name)]
-    save_weights(model, os.path.join(save_dir, files[0]))
+    weights = _weights_bytes(model, name)
+    files: List[str] = [write_hashed_file(os.path.join(save_dir, weights_file(name)),
+                                          lambda file: file.write(weights)).renamed(weights_file(name))]
     if save_optimizer:
         arrays: Dict[str, np.ndarray] = {}
         optimizers = scheduled_optimizers(getattr(model, "optimizer", None))
@@ -112,9 +151,8 @@ def save_model(model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
                 arrays[f"opt{index}/{position}"] = np.asarray(variable.numpy())
         for position, variable in enumerate(_seed_variables(model)):
             arrays[f"rng/{position}"] = np.asarray(variable.numpy())
-        files.append(optimizer_file(name))
-        with open(os.path.join(save_dir, files[1]), "wb") as file:
-            np.savez(file, **arrays)
+        files.append(write_hashed_file(os.path.join(save_dir, optimizer_file(name)),
+                                       lambda file: np.savez(file, **arrays)).renamed(optimizer_file(name)))
     return files
 
 

@@ -10,15 +10,17 @@
 
 Everything is read back with `torch.load(weights_only=True, map_location=<the model's device>)`, so loading runs no
 code from the file and a GPU-trained model loads on a CPU-only machine. A plain optimizer `state_dict` file (as
-FastEstimator writes it) is accepted too. Files are written atomically (temporary sibling, fsync, rename).
+FastEstimator writes it) is accepted too. Files are written atomically (temporary sibling, fsync, rename) and hashed
+while torch writes them: `save_model` returns `WrittenFile`s whose sha256 is that of the bytes torch serialized, so a
+checkpoint's manifest detects damage done to a file after its write.
 """
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any, Dict, List, Optional
 
 import torch
+from fe_core.checkpoint.hashed_file import WrittenFile, write_hashed_file
 
 from fe_torch.devices import model_device
 from fe_torch.optimizers import scheduled_optimizers
@@ -40,19 +42,9 @@ def optimizer_file_name(model_name: str) -> str:
     return f"{model_name}_opt.pt"
 
 
-def _atomic_save(obj: Any, path: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as file:
-            torch.save(obj, file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+def _atomic_save(obj: Any, path: str) -> WrittenFile:
+    """torch.save `obj` to `path` atomically; the result carries the size and sha256 of the bytes torch wrote."""
+    return write_hashed_file(path, lambda file: torch.save(obj, file))
 
 
 def _load(path: str, device: torch.device, what: str, model_name: str) -> Any:
@@ -79,15 +71,16 @@ def save_model(model: torch.nn.Module, save_dir: str, save_optimizer: bool = Fal
             gradient accumulation.
 
     Returns:
-        The names of the files written, relative to `save_dir`.
+        The names of the files written, relative to `save_dir`, as `WrittenFile`s: each carries the size and sha256
+        of the bytes torch serialized (hashed while writing), which checkpoints record in their manifest.
 
     Raises:
         ValueError: If `save_optimizer` is set but the model has no optimizer.
     """
     name = str(model.model_name)
     os.makedirs(save_dir, exist_ok=True)
-    files = [weights_file_name(name)]
-    _atomic_save(model.state_dict(), os.path.join(save_dir, files[0]))
+    files: List[str] = [_atomic_save(model.state_dict(), os.path.join(save_dir, weights_file_name(name))
+                                     ).renamed(weights_file_name(name))]
     if save_optimizer:
         optimizers = scheduled_optimizers(getattr(model, "optimizer", None))
         if not optimizers:
@@ -102,8 +95,8 @@ def save_model(model: torch.nn.Module, save_dir: str, save_optimizer: bool = Fal
             "accumulation": [{"count": int(state.get("count", 0)), "grads": state.get("grads")}
                              for state in _accumulation_states(model)],
         }
-        files.append(optimizer_file_name(name))
-        _atomic_save(payload, os.path.join(save_dir, files[1]))
+        files.append(_atomic_save(payload, os.path.join(save_dir, optimizer_file_name(name))
+                                  ).renamed(optimizer_file_name(name)))
     return files
 
 

@@ -11,7 +11,11 @@ Layout::
     <model files> whatever each backend's `save_model` wrote, in the framework's own safe format
 
 The manifest in `system.json` lists every other file with its size and sha256, and `system_sha256` covers the rest of
-`system.json` itself (version 2); reading verifies all of them before decoding anything. There is no pickle anywhere
+`system.json` itself (version 2); reading verifies all of them before decoding anything. The sizes and digests come
+from the bytes the writers meant to write (`fe_core.checkpoint.hashed_file`): `state.json` and `arrays.npz` are
+hashed as they are written, and so is every model file whose backend's `save_model` reports a `WrittenFile`; only
+files without a reported digest (a backend that returns plain names) are hashed by reading them back. So a file
+damaged after its write, even before the manifest is written, is refused when the checkpoint is read. There is no pickle anywhere
 in the format, and nothing is read through a symbolic link: a checkpoint directory that is, or holds, a link is
 refused, so a checkpoint written by someone else cannot make fe read files outside it.
 """
@@ -22,12 +26,13 @@ import json
 import os
 import zipfile
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import numpy as np
 
 from fe_core.checkpoint.atomic_dir import atomic_directory, find_directory
 from fe_core.checkpoint.codec import CheckpointDecodeError, StateCodec
+from fe_core.checkpoint.hashed_file import WrittenFile, file_sha256, write_hashed_file
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "SYSTEM_FILE", "STATE_FILE", "ARRAYS_FILE", "SavedModel", "Checkpoint",
            "write_checkpoint", "read_checkpoint", "is_checkpoint"]
@@ -38,7 +43,6 @@ _READABLE_VERSIONS = (1, 2)  # version 1 had no system_sha256
 SYSTEM_FILE = "system.json"
 STATE_FILE = "state.json"
 ARRAYS_FILE = "arrays.npz"
-_CHUNK = 1 << 20
 
 
 @dataclass
@@ -47,7 +51,8 @@ class SavedModel:
 
     Args:
         name: The model's name.
-        files: The file names (relative to the checkpoint directory).
+        files: The file names (relative to the checkpoint directory); a `WrittenFile` carries the size and sha256 of
+            the bytes the backend wrote, which the manifest then records instead of re-reading the file.
         optimizer: Whether the optimizer state was saved too.
         auto_name: Whether the name was given automatically by `build` ('model', 'model1', ...), so that a re-run of
             the script in the same process (whose automatic names count on) may still use the checkpoint.
@@ -74,22 +79,25 @@ class Checkpoint:
     models: List[SavedModel]
 
 
-def _file_digest(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for chunk in iter(lambda: file.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+def _reported_digests(written: Iterable[str]) -> Dict[str, WrittenFile]:
+    """The digests writers reported, by manifest name (names that are plain strings reported none)."""
+    return {name.replace(os.sep, "/"): name for name in written if isinstance(name, WrittenFile)}
 
 
-def _manifest(directory: str) -> Dict[str, Dict[str, Any]]:
+def _manifest(directory: str, reported: Dict[str, WrittenFile]) -> Dict[str, Dict[str, Any]]:
+    """Every file below `directory` but `system.json`: the size and sha256 its writer reported, else read back."""
     files: Dict[str, Dict[str, Any]] = {}
     for root, _, names in os.walk(directory):
         for name in names:
             path = os.path.join(root, name)
             relative = os.path.relpath(path, directory).replace(os.sep, "/")
-            if relative != SYSTEM_FILE:
-                files[relative] = {"size": os.path.getsize(path), "sha256": _file_digest(path)}
+            if relative == SYSTEM_FILE:
+                continue
+            known = reported.get(relative)
+            if known is not None:
+                files[relative] = {"size": known.size, "sha256": known.sha256}
+            else:
+                files[relative] = {"size": os.path.getsize(path), "sha256": file_sha256(path)}
     return dict(sorted(files.items()))
 
 
@@ -119,7 +127,8 @@ def write_checkpoint(save_dir: str,
         save_dir: The checkpoint directory (created, or replaced as a whole).
         system: Plain JSON attributes for `system.json`.
         state: Everything else (encoded with `codec`).
-        save_models: Called with the temporary directory; writes the model files there and describes them.
+        save_models: Called with the temporary directory; writes the model files there and describes them. Files
+            given as `WrittenFile`s are recorded with the digests they carry (the bytes meant to be written).
         codec: The state codec (default: one with the loaded backends' reducers).
 
     Raises:
@@ -136,11 +145,12 @@ def write_checkpoint(save_dir: str,
                          f"an fe checkpoint, and saving replaces the whole directory")
     if os.path.lexists(save_dir) and not os.path.isdir(save_dir):
         raise ValueError(f"Refusing to save a checkpoint at {save_dir!r}: it exists and is not a directory")
+    state_bytes = state_text.encode("utf-8")
     with atomic_directory(save_dir) as tmp:
-        with open(os.path.join(tmp, STATE_FILE), "w", encoding="utf-8") as file:
-            file.write(state_text)
-        with open(os.path.join(tmp, ARRAYS_FILE), "wb") as file:
-            np.savez(file, **arrays)
+        written = [write_hashed_file(os.path.join(tmp, STATE_FILE), lambda file: file.write(state_bytes)
+                                     ).renamed(STATE_FILE),
+                   write_hashed_file(os.path.join(tmp, ARRAYS_FILE), lambda file: np.savez(file, **arrays)
+                                     ).renamed(ARRAYS_FILE)]
         models = save_models(tmp) if save_models is not None else []
         for model in models:
             for name in model.files:
@@ -153,7 +163,7 @@ def write_checkpoint(save_dir: str,
             "system": system_part,
             "models": [{"name": m.name, "files": [f.replace(os.sep, "/") for f in m.files], "optimizer": m.optimizer,
                         "auto_name": m.auto_name} for m in models],
-            "files": _manifest(tmp),
+            "files": _manifest(tmp, _reported_digests(written + [name for m in models for name in m.files])),
         }
         meta["system_sha256"] = _meta_digest(meta)
         with open(os.path.join(tmp, SYSTEM_FILE), "w", encoding="utf-8") as file:
@@ -214,7 +224,7 @@ def _verify_manifest(directory: str, files: Any) -> None:
         size = os.path.getsize(path)
         if size != entry["size"]:
             raise ValueError(f"Checkpoint file {path!r} is corrupt: expected {entry['size']} bytes, found {size}")
-        digest = _file_digest(path)
+        digest = file_sha256(path)
         if digest != entry["sha256"]:
             raise ValueError(f"Checkpoint file {path!r} is corrupt: expected sha256 {entry['sha256']}, "
                              f"found {digest}")

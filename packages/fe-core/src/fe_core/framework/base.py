@@ -107,7 +107,20 @@ class Backend:
 
     # ----- state -----
     def save_model(self, model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
-        """Write the model's weights (and optimizer state) into `save_dir`; return the file names written."""
+        """Write the model's weights (and optimizer state) into `save_dir`; return the file names written.
+
+        Optionally, a name may be a `fe_core.checkpoint.WrittenFile`: a `str` that also carries the size and sha256
+        of the bytes the backend meant to write (`fe_core.checkpoint.write_hashed_file` writes a file atomically and
+        returns one). A checkpoint's manifest then records that digest, so a file damaged after its write (even
+        before the manifest is written) is refused on load. Plain names stay supported: those files are hashed by
+        reading them back once written.
+
+        Example:
+            >>> # def save_model(self, model, save_dir, save_optimizer):
+            >>> #     path = os.path.join(save_dir, f"{model.model_name}.bin")
+            >>> #     return [write_hashed_file(path, lambda f: f.write(model.to_bytes())).renamed(
+            >>> #         f"{model.model_name}.bin")]
+        """
         raise NotImplementedError(f"The {self.name!r} backend cannot save models")
 
     def load_model(self, model: Any, load_dir: str, load_optimizer: bool) -> None:

@@ -263,14 +263,19 @@ class System:
 
     def _save_models(self, directory: str) -> List["SavedModel"]:
         from fe_core.checkpoint.checkpoint_dir import SavedModel
+        from fe_core.checkpoint.hashed_file import WrittenFile
+
+        def relative(name: Any) -> str:  # keeps the digest a backend reported with a WrittenFile
+            path = os.path.relpath(name, directory) if os.path.isabs(name) else str(name)
+            return name.renamed(path) if isinstance(name, WrittenFile) else path
+
         models = self._models()
         saved = []
         for index, model in enumerate(models):
             save_optimizer = getattr(model, "optimizer", None) is not None
             files = self.network.backend.save_model(model, directory, save_optimizer=save_optimizer)
             saved.append(SavedModel(name=str(getattr(model, "model_name", f"model_{index}")),
-                                    files=[os.path.relpath(name, directory) if os.path.isabs(name) else str(name)
-                                           for name in to_list(files)],
+                                    files=[relative(name) for name in to_list(files)],
                                     optimizer=save_optimizer,
                                     auto_name=bool(getattr(model, "fe_auto_name", False))))
         return saved
