@@ -165,6 +165,29 @@ def test_two_models_updated_in_one_step_stay_in_sync(tmp_path, given):
     assert ranks[0]["weights"] == ranks[1]["weights"]
 
 
+@pytest.mark.slow
+def test_special_datasets_are_split_from_one_shared_order(tmp_path):
+    code, output = torchrun(tmp_path, script=SCRIPT.with_name("distributed_datasets_script.py"))
+    assert code == 0, output[-3000:]
+    first, second = results(tmp_path)
+    for kind in first:
+        for epoch in ("1", "2"):
+            mine, theirs = first[kind][epoch], second[kind][epoch]
+            assert mine["len"] == theirs["len"] == len(mine["batches"]) == len(theirs["batches"])
+            assert all(len(a) == len(b) == 2 for a, b in zip(mine["batches"], theirs["batches"]))
+
+    def union(kind, epoch):
+        return sorted(sum(first[kind][epoch]["batches"] + second[kind][epoch]["batches"], []))
+    for epoch in ("1", "2"):
+        # ExtendDataset: one index map for all processes, so the 16 draws cover each of the 10 samples
+        assert set(union("extend", epoch)) == set(range(10)) and len(union("extend", epoch)) == 16
+        # BatchDataset (2 + 2 per global batch): every sample of both datasets exactly once per epoch
+        assert union("batch", epoch) == list(range(12)) + list(range(100, 112))
+        # InterleaveDataset: 2 repetitions of [0, 1]: all 8 of the first dataset, 8 distinct of the second
+        got = union("interleave", epoch)
+        assert [i for i in got if i < 100] == list(range(8)) and len(set(i for i in got if i >= 100)) == 8
+
+
 def test_a_single_process_checkpoint_is_refused_by_two_processes(tmp_path):
     from fe_core.distributed.rank_state import rank_entry
     from fe_core.distributed.threads import ThreadGroup

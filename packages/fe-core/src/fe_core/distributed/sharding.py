@@ -20,13 +20,13 @@ reduced statistics equal those of a single process.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator, List
+from typing import Any, Iterable, Iterator, List
 
 import numpy as np
 
 from fe_core.distributed.communicator import Communicator
 
-__all__ = ["epoch_order_rng", "global_batches", "rank_part", "rank_batches", "check_batch_size"]
+__all__ = ["epoch_order_rng", "global_batches", "rank_part", "rank_batches", "check_batch_size", "SharedRandom"]
 
 
 def epoch_order_rng(communicator: Communicator) -> np.random.RandomState:
@@ -41,6 +41,31 @@ def epoch_order_rng(communicator: Communicator) -> np.random.RandomState:
     shared = int(communicator.broadcast(np.array([seed], dtype=np.int64))[0])
     np.random.seed([shared, communicator.rank, 0x5EED])
     return np.random.RandomState(shared)
+
+
+class SharedRandom:
+    """A random stream every rank draws alike, lent to numpy's global generator inside `with`.
+
+    Datasets that draw their per-epoch index maps or their batches from numpy's global generator (ExtendDataset,
+    BatchDataset) do it inside `with shared:`, so every rank sees the same maps; outside, each rank's random ops keep
+    their own stream.
+
+    Args:
+        seed: The stream's seed (the same on every rank).
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.state = np.random.RandomState(seed).get_state()
+        self._own: Any = None
+
+    def __enter__(self) -> "SharedRandom":
+        self._own = np.random.get_state()
+        np.random.set_state(self.state)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.state = np.random.get_state()
+        np.random.set_state(self._own)
 
 
 def check_batch_size(batch_size: int, world_size: int, where: str) -> None:

@@ -16,16 +16,18 @@ batch of one shared sample order (`_sharded_batches`; the rules are in `fe_core.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from fe_core.dataset.interleave_dataset import interleaved_steps
 from fe_core.distributed.communicator import Communicator, get_communicator
-from fe_core.distributed.sharding import check_batch_size, epoch_order_rng, global_batches, rank_batches
+from fe_core.distributed.sharding import (SharedRandom, check_batch_size, epoch_order_rng, global_batches,
+                                          rank_batches, rank_part)
 from fe_core.dataset.numpy_dataset import NumpyDataset
 from fe_core.op.numpyop.batch import collate_samples, stack_values
 from fe_core.pipeline.epoch_plan import EpochPlan
@@ -164,12 +166,8 @@ class EpochLoader:
         plan.check_keys(dataset_keys(plan.dataset, plan.where()))
         communicator = get_communicator()
         if communicator.world_size > 1:
-            if getattr(plan.dataset, "fe_batched", False):
-                raise NotImplementedError(f"A dataset of whole batches (BatchDataset) in {plan.where()} cannot be "
-                                          f"split across {communicator.world_size} processes yet; use a plain "
-                                          f"dataset with the Pipeline's batch_size")
-            batches = self._sharded_batches(communicator)
-        elif getattr(plan.dataset, "fe_batched", False):
+            return self._sharded_batches(communicator)  # it resets the dataset itself, from the shared random stream
+        if getattr(plan.dataset, "fe_batched", False):
             batches = self._prebatched_batches()
         elif (plan.batch_size is not None and not plan.sample_ops and plan.default_collation
                 and callable(getattr(plan.dataset, "get_batch", None))):
@@ -307,10 +305,19 @@ class EpochLoader:
         """
         plan = self.plan
         dataset = plan.dataset
-        size, world, rank = len(dataset), communicator.world_size, communicator.rank
+        world, rank = communicator.world_size, communicator.rank
         unbatched = plan.batch_size is None
         batch_size = world if unbatched else plan.batch_size
         rng = epoch_order_rng(communicator)  # the same order on every process
+        shared = SharedRandom(int(rng.randint(0, 2 ** 31 - 1)))
+        reset = getattr(dataset, "fe_reset_ds", None)
+        if callable(reset):
+            with shared:  # per-epoch index maps (ExtendDataset, BatchDataset): the same on every process
+                reset(self.shuffle)
+        if getattr(dataset, "fe_batched", False):
+            yield from self._prebatched_batches(shard=(communicator, shared))
+            return
+        size = len(dataset)
         if self.steps_per_epoch is None:
             order = rng.permutation(size) if self.shuffle else np.arange(size)
             index_batches: Iterator[np.ndarray] = iter(global_batches(order, batch_size, plan.drop_last, world,
@@ -349,8 +356,13 @@ class EpochLoader:
             yield self._select(batch)
 
     # ------------------------------------------------------------------ datasets of whole batches
-    def _prebatched_batches(self) -> Iterator[Dict[str, Any]]:
-        """A dataset whose items are lists of samples (BatchDataset): per-sample ops on each, collate, batch ops."""
+    def _prebatched_batches(self, shard: Optional[Tuple[Communicator, SharedRandom]] = None
+                            ) -> Iterator[Dict[str, Any]]:
+        """A dataset whose items are lists of samples (BatchDataset): per-sample ops on each, collate, batch ops.
+
+        With `shard` (a data-parallel run), each item is a global batch drawn from the shared random stream, and this
+        process takes its part of it.
+        """
         plan = self.plan
         dataset, steps_per_epoch = plan.dataset, self.steps_per_epoch
         size = len(dataset)
@@ -374,9 +386,19 @@ class EpochLoader:
                     return
                 reset = getattr(dataset, "fe_reset_ds", None)
                 if callable(reset):
-                    reset(self.shuffle)
+                    with shard[1] if shard is not None else contextlib.nullcontext():
+                        reset(self.shuffle)
                 position = 0
-            samples = getitem(position)
+            if shard is None:
+                samples = getitem(position)
+            else:
+                with shard[1]:
+                    samples = getitem(position)
+                world, rank = shard[0].world_size, shard[0].rank
+                if len(samples) < world:
+                    raise ValueError(f"A batch of {len(samples)} samples from the dataset of whole batches in "
+                                     f"{plan.where()} cannot be split across {world} processes")
+                samples = [samples[index] for index in rank_part(np.arange(len(samples)), world, rank).tolist()]
             position += 1
             kept = []
             for sample in samples:
@@ -385,6 +407,9 @@ class EpochLoader:
                     kept.append(sample)
             batch = collate(kept) if kept else None
             if batch is None or (batch_steps and run_steps(batch, batch_steps, state) is not None):
+                if shard is not None:
+                    raise ValueError(f"A whole batch was filtered out in {plan.where()}; in a run of "
+                                     f"{shard[0].world_size} processes every process must run every step")
                 skipped += 1
                 if skipped > size:
                     raise self._too_many_filtered("batches", skipped)
@@ -396,16 +421,9 @@ class EpochLoader:
                 return
 
     # ------------------------------------------------------------------ interleaved datasets
-    def _interleaved_check(self) -> None:
-        world = get_communicator().world_size
-        if world > 1:
-            raise NotImplementedError(f"An InterleaveDataset in {self.plan.where()} cannot be split across {world} "
-                                      f"processes yet")
-
     def _interleaved_batches(self) -> Iterator[Dict[str, Any]]:
         """Follow an InterleaveDataset's pattern, taking each step's batch from that member's own epoch loader
         (its own ds_id ops and batch size; incomplete batches dropped)."""
-        self._interleaved_check()
         plan = self.plan
         endless = self.steps_per_epoch is not None
         for sub in plan.sub_plans:
