@@ -53,6 +53,21 @@ def test_tf_benchmark_compares_fe_with_the_loop_and_with_keras_fit():
     assert re.search(rf"mlp: fe log_steps=None / keras fit = {RATIO}", output)
 
 
+def test_tf_fit_benchmark_times_whole_runs_of_the_loop_keras_and_fe():
+    output = bench("bench_tf_fit.py", "--quick", "--models", "mlp")
+    table = rows(output, "mlp")
+    assert [row[1].split(",")[0] for row in table] == ["hand-written tf.function loop", "keras fit", "fe fit",
+                                                       "fe fit vs keras fit"]
+    assert all(re.fullmatch(RATIO, row[4]) for row in table)
+
+
+def test_first_step_benchmark_times_fresh_processes_of_both_frameworks():
+    output = bench("bench_first_step.py", "--quick", "--tf-python", sys.executable, "--torch-python", sys.executable)
+    table = rows(output, "tf") + rows(output, "torch")
+    assert [row[:2] for row in table] == [["tf", "mlp"], ["torch", "mlp"]]
+    assert all(re.fullmatch(RATIO, row[4]) for row in table)
+
+
 def test_pipeline_benchmark_compares_both_op_kinds_with_numpy():
     output = bench("bench_pipeline.py", "--samples", "2000", "--repeats", "1", "--batch-sizes", "32")
     assert len(rows(output, "batch 32")) == 3 and re.search(RATIO, output)

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Run every benchmark in tools/bench with the right interpreter, one after the other.
 
-    python tools/bench/run_all.py [--quick] [--only torch tf pipeline import memory allocator]
+    python tools/bench/run_all.py [--quick] [--only torch tf tf_fit first_step pipeline import memory allocator]
 
 Interpreters: `.venvs/fe` when it exists (it has both frameworks), else `.venvs/torch` for the torch benchmark,
-`.venvs/tf` for the TensorFlow one and `.venvs/core` for the pipeline; the import benchmark runs with `.venvs/fe` (or
-`.venvs/torch`); the memory and allocator benchmarks start their own interpreters. (`python tools/test.py` creates
-the venvs.) A benchmark whose interpreter is missing is skipped with a message. `--quick` runs fewer repeats (a smoke
+`.venvs/tf` for the TensorFlow ones and `.venvs/core` for the pipeline; the import benchmark runs with `.venvs/fe` (or
+`.venvs/torch`); the memory, allocator and first-step benchmarks start their own interpreters. (`python tools/test.py`
+creates the venvs.) A benchmark whose interpreter is missing is skipped with a message. `--quick` runs fewer repeats (a smoke
 test; the figures in README.md come from a full run).
 """
 from __future__ import annotations
@@ -26,11 +26,14 @@ from interpreters import ROOT, venv_python  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke test, not figures to report")
-    parser.add_argument("--only", nargs="+", choices=["torch", "tf", "pipeline", "import", "memory", "allocator"])
+    parser.add_argument("--only", nargs="+", choices=["torch", "tf", "tf_fit", "first_step", "pipeline", "import",
+                                                      "memory", "allocator"])
     args = parser.parse_args()
     quick: Dict[str, List[str]] = {
         "torch": ["--repeats", "1", "--epochs", "3"],
         "tf": ["--repeats", "1", "--epochs", "3"],
+        "tf_fit": ["--quick"],
+        "first_step": ["--quick"],
         "pipeline": ["--samples", "10000", "--repeats", "2"],
         "import": ["--repeats", "2"],
         "memory": ["--epochs", "5"],
@@ -39,6 +42,8 @@ def main() -> int:
     plan = {
         "torch": (venv_python("fe", "torch"), "bench_torch.py"),
         "tf": (venv_python("fe", "tf"), "bench_tf.py"),
+        "tf_fit": (venv_python("fe", "tf"), "bench_tf_fit.py"),
+        "first_step": (sys.executable, "bench_first_step.py"),
         "pipeline": (venv_python("fe", "core", "torch", "tf") or sys.executable, "bench_pipeline.py"),
         "import": (venv_python("fe", "torch", "core"), "bench_import.py"),
         "memory": (sys.executable, "bench_memory.py"),
