@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any, Callable, Dict
+from typing import Callable, Dict
 
 import numpy as np
 import pytest

@@ -15,9 +15,10 @@ The manifest in `system.json` lists every other file with its size and sha256, a
 from the bytes the writers meant to write (`fe_core.checkpoint.hashed_file`): `state.json` and `arrays.npz` are
 hashed as they are written, and so is every model file whose backend's `save_model` reports a `WrittenFile`; only
 files without a reported digest (a backend that returns plain names) are hashed by reading them back. So a file
-damaged after its write, even before the manifest is written, is refused when the checkpoint is read. There is no pickle anywhere
-in the format, and nothing is read through a symbolic link: a checkpoint directory that is, or holds, a link is
-refused, so a checkpoint written by someone else cannot make fe read files outside it.
+damaged after its write, even before the manifest is written, is refused when the checkpoint is read.
+
+There is no pickle anywhere in the format, and nothing is read through a symbolic link: a checkpoint directory that
+is, or holds, a link is refused, so a checkpoint written by someone else cannot make fe read files outside it.
 """
 from __future__ import annotations
 
