@@ -27,7 +27,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke test, not figures to report")
     parser.add_argument("--only", nargs="+", choices=["torch", "tf", "tf_fit", "first_step", "pipeline", "import",
-                                                      "memory", "allocator"])
+                                                      "memory", "allocator", "augment", "dataset", "backend",
+                                                      "tensorops", "ddp", "history"])
     args = parser.parse_args()
     quick: Dict[str, List[str]] = {
         "torch": ["--repeats", "1", "--epochs", "3"],
@@ -38,6 +39,12 @@ def main() -> int:
         "import": ["--repeats", "2"],
         "memory": ["--epochs", "5"],
         "allocator": ["--runs", "1", "--epochs", "3"],
+        "augment": ["--quick"],
+        "dataset": ["--quick"],
+        "backend": ["--quick"],
+        "tensorops": ["--quick"],
+        "ddp": ["--quick"],
+        "history": ["--quick"],
     }
     plan = {
         "torch": (venv_python("fe", "torch"), "bench_torch.py"),
@@ -48,6 +55,12 @@ def main() -> int:
         "import": (venv_python("fe", "torch", "core"), "bench_import.py"),
         "memory": (sys.executable, "bench_memory.py"),
         "allocator": (sys.executable, "bench_allocator.py"),
+        "augment": (venv_python("fe", "core"), "bench_augment.py"),
+        "dataset": (venv_python("fe", "core"), "bench_dataset.py"),
+        "backend": (venv_python("fe", "torch"), "bench_backend_dispatch.py"),
+        "tensorops": (venv_python("fe"), "bench_tensorops.py"),
+        "ddp": (venv_python("fe", "torch"), "bench_ddp.py"),
+        "history": (venv_python("fe", "torch"), "bench_history.py"),
     }
     failed = []
     for name, (python, script) in plan.items():
