@@ -168,3 +168,59 @@ def test_missing_label_key_lists_pipeline_and_network_keys() -> None:
         fit_fails(ops, data())
     message = info.value.args[0]
     assert "pipeline ['x', 'y'], earlier network ops ['y_pred']" in message and "Did you mean 'y'?" in message
+
+
+class CountingIdentity(torch.autograd.Function):
+    """Identity whose backward counts its calls (how many backward passes went through the model)."""
+
+    backward_calls = 0
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:  # pylint: disable=arguments-differ
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:  # pylint: disable=arguments-differ
+        CountingIdentity.backward_calls += 1
+        return grad
+
+
+class Counted(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.second = torch.nn.Linear(4, 8), torch.nn.Linear(8, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.second(torch.relu(CountingIdentity.apply(self.first(x))))
+
+
+def test_the_update_check_runs_no_backward_pass() -> None:
+    """Warmup finds the loss's path to the weights in the recorded graph: the only backward passes of a fit are the
+    training steps' own (a hand-written loop's first step is fe's first backward too)."""
+    model = build(Counted, "adam", model_name="counted")
+    CountingIdentity.backward_calls = 0
+    Estimator(Pipeline(train_data=data(), batch_size=4), make_network(classifier_ops(model)), epochs=1,
+              log_steps=None, train_steps_per_epoch=1).fit(warmup=True)
+    assert CountingIdentity.backward_calls == 1
+
+
+class Checkpointed(torch.nn.Module):
+    """The weights run inside an activation checkpoint (recomputed in the backward pass)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = mlp()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        from torch.utils.checkpoint import checkpoint  # pylint: disable=import-outside-toplevel
+        return checkpoint(self.body, x, use_reentrant=False)
+
+
+def test_the_update_check_sees_weights_inside_an_activation_checkpoint() -> None:
+    model = build(Checkpointed, "adam", model_name="ckpt")
+    before = weights(model)
+    recorder = StartRecorder()
+    Estimator(Pipeline(train_data=data(), batch_size=4), make_network(classifier_ops(model)), epochs=1,
+              log_steps=None, traces=recorder).fit()
+    assert recorder.events == ["begin"]
+    assert all(not torch.equal(value, before[name]) for name, value in model.state_dict().items())

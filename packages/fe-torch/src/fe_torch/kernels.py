@@ -138,6 +138,26 @@ def expected_input_hint(model: torch.nn.Module, inputs: Sequence[Any]) -> Option
     return hint
 
 
+def _graph_reaches(root: Any, params: Sequence[Tensor]) -> bool:
+    """Whether the autograd graph below `root` accumulates into one of `params` (an `AccumulateGrad` node of it).
+
+    A walk over the recorded graph: it finds a gradient path without running a backward pass, so the warmup step costs
+    a forward pass only and the first real step is the first backward, as in a hand-written loop.
+    """
+    targets = {id(param) for param in params}
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)  # AccumulateGrad: the leaf tensor it writes .grad of
+        if variable is not None and id(variable) in targets:
+            return True
+        stack.extend(child for child, _ in node.next_functions)
+    return False
+
+
 def check_update_reaches_model(op: Any, data: Any, state: Dict[str, Any]) -> None:
     """Warmup check of an UpdateOp (`update_kernel.fe_check`): some gradient of its loss must reach a trainable
     weight of its model, else the update would silently never change the model."""
@@ -151,6 +171,10 @@ def check_update_reaches_model(op: Any, data: Any, state: Dict[str, Any]) -> Non
         return
     grads: Sequence[Optional[Tensor]] = ()
     if data.requires_grad:
+        if _graph_reaches(data.grad_fn, params):
+            return
+        # Not found in the recorded graph (e.g. a reentrant activation checkpoint recomputes its part in backward):
+        # ask autograd itself, which is the slow path (a whole backward pass) but the final word.
         loss = data.mean() if data.ndim else data
         grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
     if all(grad is None for grad in grads):
