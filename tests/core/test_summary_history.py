@@ -266,3 +266,96 @@ def test_flush_stores_the_log_so_far_at_most_every_interval(db_path, monkeypatch
         recorder.flush()
         assert rows(db_path, "SELECT log FROM logs WHERE fk = 99") == [("first line\n",)]  # not yet
     assert rows(db_path, "SELECT log FROM logs WHERE fk = 99") == [("first line\nsecond line\n",)]
+
+
+class RowProbe(Trace):
+    """Looks up the run's row at the first training step's end, and waits for it at the first epoch's end."""
+
+    def __init__(self, db_path: str) -> None:
+        super().__init__(mode="train")
+        self.db_path = db_path
+        self.at_first_step = self.during_run = None
+
+    def on_batch_end(self, data):
+        if self.at_first_step is None:
+            self.at_first_step = rows(self.db_path, "SELECT status FROM history WHERE pk = ?", (self.system.exp_id,)) \
+                if os.path.exists(self.db_path) else []
+
+    def on_epoch_end(self, data):
+        import time
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            found = rows(self.db_path, "SELECT status FROM history WHERE pk = ?", (self.system.exp_id,)) \
+                if os.path.exists(self.db_path) else []
+            if found:
+                self.during_run = found
+                return
+            time.sleep(0.01)
+
+
+def test_fit_writes_its_row_after_the_first_training_step_while_it_runs(db_path):
+    """The first row costs the path to the first step nothing (written once that step is done, off the main thread),
+    and it is there, 'Launched', while the run goes on."""
+    probe = RowProbe(db_path)
+    estimator = make_estimator(epochs=2, traces=[probe])
+    estimator.fit()
+    assert probe.at_first_step == []
+    assert probe.during_run == [("Launched",)]
+    assert rows(db_path, "SELECT status FROM history WHERE pk = ?", (estimator.system.exp_id,)) == [("Completed",)]
+
+
+class FailsInWarmup(Trace):
+    def __init__(self):
+        super().__init__(inputs="no_such_key")
+
+
+def test_a_run_that_fails_before_its_first_step_is_recorded(db_path):
+    estimator = make_estimator(traces=[FailsInWarmup()])
+    with pytest.raises(KeyError):
+        estimator.fit()
+    assert rows(db_path, "SELECT status FROM history WHERE pk = ?", (estimator.system.exp_id,)) == [("Failed",)]
+    (error,) = rows(db_path, "SELECT exc_type FROM errors WHERE fk = ?", (estimator.system.exp_id,))
+    assert error == ("KeyError",)
+
+
+def test_a_recorder_used_directly_writes_its_row_on_entry(db_path):
+    class FakeSystem:
+        exp_id, mode, num_devices, traces, pipeline, network = 7, "train", 0, [], None, None
+        summary = type("S", (), {"name": "direct"})()
+
+    with HistoryRecorder(FakeSystem(), "x.py", db_path=db_path):
+        import time
+        deadline = time.monotonic() + 10
+        while not (os.path.exists(db_path) and rows(db_path, "SELECT status FROM history WHERE pk = 7")):
+            assert time.monotonic() < deadline, "the row was never written"
+            time.sleep(0.01)
+        assert rows(db_path, "SELECT status, experiment FROM history WHERE pk = 7") == [("Launched", "direct")]
+    assert rows(db_path, "SELECT status FROM history WHERE pk = 7") == [("Completed",)]
+
+
+def test_fit_with_recording_off_does_not_import_sqlite(tmp_path):
+    """sqlite3 (about 2 ms to import) is loaded by the recorder only, never on the way to training."""
+    import subprocess
+    import sys
+    script = (
+        "import sys\n"
+        "sys.path.insert(0, %r)\n"
+        "import numpy as np, numpy_backend as nb\n"
+        "nb.install()\n"
+        "from fe_core.dataset import NumpyDataset\n"
+        "from fe_core.estimator import Estimator\n"
+        "from fe_core.network import make_network\n"
+        "from fe_core.op.tensorop import MeanSquaredError, ModelOp, UpdateOp\n"
+        "from fe_core.pipeline import Pipeline\n"
+        "x = np.ones((8, 2), dtype=np.float32)\n"
+        "model = nb.build(2, 1)\n"
+        "Estimator(Pipeline(train_data=NumpyDataset({'x': x, 'y': x[:, :1]}), batch_size=4),\n"
+        "          make_network([ModelOp(model=model, inputs='x', outputs='p'),\n"
+        "                        MeanSquaredError(inputs=('p', 'y'), outputs='mse'),\n"
+        "                        UpdateOp(model=model, loss_name='mse')]), epochs=1, log_steps=None).fit()\n"
+        "print('sqlite3' in sys.modules)\n") % os.path.dirname(nb.__file__)
+    env = dict(os.environ, FE_HISTORY_DB="off")
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120,
+                            check=False, cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "False"

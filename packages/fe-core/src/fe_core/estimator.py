@@ -1,6 +1,7 @@
 """`Estimator`: the training loop (`fit`: warmup, then epochs of train and eval; `test`)."""
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
@@ -64,14 +65,35 @@ def _caller_file() -> str:
 _FE_CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def _history(system: System, est_path: str) -> Any:
+def _history(system: System, est_path: str, defer_row: bool = False) -> Any:
     """The run-history recorder of a fit/test (imported on first use: sqlite3 is not needed to import fe); in a
-    data-parallel run only rank 0 records."""
+    data-parallel run only rank 0 records. With `defer_row` the run's row is written once `start_row()` is called."""
     if not get_communicator().is_main:
         import contextlib  # pylint: disable=import-outside-toplevel
         return contextlib.nullcontext()
     from fe_core.summary.history import history_context  # pylint: disable=import-outside-toplevel
-    return history_context(system, est_path)
+    return history_context(system, est_path, defer_row=defer_row)
+
+
+class _CallThenIterate:
+    """An iterable that calls `function` when iteration starts, then yields from `iterator`; chained after a loader's
+    first batch it runs `function` once that batch's step and hooks are done, at no cost to later steps."""
+
+    def __init__(self, function: Any, iterator: Iterable[Dict[str, Any]]) -> None:
+        self.function, self.iterator = function, iterator
+
+    def __iter__(self) -> Any:
+        self.function()
+        return iter(self.iterator)
+
+
+def _after_first_batch(loader: Iterable[Dict[str, Any]], function: Any) -> Iterable[Dict[str, Any]]:
+    """`loader`'s batches, calling `function` after the first one has been processed (or at once if there is none)."""
+    iterator = iter(loader)
+    for first in iterator:
+        return itertools.chain((first,), _CallThenIterate(function, iterator))
+    function()
+    return ()
 
 
 def _counting_samples(loader: Iterable[Dict[str, Any]], system: System) -> Iterable[Dict[str, Any]]:
@@ -184,6 +206,7 @@ class Estimator:
                              eval_steps_per_epoch=eval_steps_per_epoch,
                              eval_log_steps=eval_log_steps)
         self._sorted_cache: Dict[Tuple[str, Tuple[int, ...], Tuple[str, ...]], List[Trace]] = {}
+        self._after_first_step: Any = None  # called once the first training step is done (see fit)
 
     # ------------------------------------------------------------------ public API
     def fit(self, summary: Optional[str] = None, warmup: bool = True, eager: bool = False) -> Optional[Summary]:
@@ -201,12 +224,15 @@ class Estimator:
         run_modes = {"train", "eval"}
         keep_freed_memory()  # steps reuse their buffers instead of faulting them in again (see fe_core.allocator)
         try:
-            with _history(self.system, self.filepath):
+            # The run history writes its first row once the first training step is done: off the path to that step.
+            with _history(self.system, self.filepath, defer_row=True) as recorder:
+                self._after_first_step = getattr(recorder, "start_row", None)
                 self._prepare_traces(run_modes)
                 if warmup:
                     self._warmup(eager=eager)
                 self._start(run_modes, eager=eager)
         finally:
+            self._after_first_step = None
             release_freed_memory()
         return self.system.summary if self.system.summary else None
 
@@ -457,6 +483,8 @@ class Estimator:
                                  eager=eager):
                 if mode != "train" and get_communicator().world_size > 1:
                     loader = _counting_samples(loader, system)
+                elif mode == "train" and self._after_first_step is not None:
+                    loader, self._after_first_step = _after_first_batch(loader, self._after_first_step), None
                 self._run_batches(loader, plan, mode)
             ds_data = DSData(ds_id, end_data) if ds_id else end_data
             for trace in per_ds:

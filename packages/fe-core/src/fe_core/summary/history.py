@@ -14,6 +14,10 @@ Safe with concurrent runs: the database is in WAL mode with a busy timeout, ever
 and a run whose database cannot be opened or written still trains (with one warning). The schema is versioned
 (`settings.schema_version` and `PRAGMA user_version`); a database written by a newer fe is refused with a clear error
 rather than modified.
+
+Off the critical path: a recorder writes its run's first rows from a background thread (sqlite3 is imported there
+too), and `fit` starts that thread only once its first training step has finished, so the database costs the time to
+the first step nothing; the run's end joins the thread before it writes the final status.
 """
 from __future__ import annotations
 
@@ -21,17 +25,18 @@ import atexit
 import contextlib
 import json
 import os
-import sqlite3
 import sys
 import threading
 import time
-import traceback
 import warnings
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, List, Optional, Type, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
 from fe_core.export import fe_export
+
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = ["connect", "delete", "update_settings", "HistoryRecorder", "default_db_path", "set_history_location",
            "history_db_path", "history_context", "SCHEMA_VERSION"]
@@ -137,6 +142,7 @@ def connect(db_path: Optional[str] = None, check_same_thread: bool = True) -> sq
     Raises:
         sqlite3.DatabaseError: If the file is not a database, or was written by a newer schema version.
     """
+    import sqlite3  # pylint: disable=import-outside-toplevel,redefined-outer-name  # (on use: ~2 ms to import)
     path = _resolve(db_path)
     if path != ":memory:":
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -187,34 +193,32 @@ def _apply_limits(connection: sqlite3.Connection) -> None:
 
 
 # Recorders keep one connection per (process, thread, database) open until the process exits: closing the last
-# connection of a WAL database checkpoints and fsyncs it, which would cost every fit tens of milliseconds.
-_shared = threading.local()
-_all_shared: List[sqlite3.Connection] = []
+# connection of a WAL database checkpoints and fsyncs it, which would cost every fit tens of milliseconds. The thread is
+# the one that runs the recorder (its owner), although the connection is opened by the recorder's background thread.
+_connections: Dict[Tuple[int, int, str], "sqlite3.Connection"] = {}
 _shared_lock = threading.Lock()
 
 
-def _shared_connection(db_path: Optional[str]) -> sqlite3.Connection:
+def _shared_connection(db_path: Optional[str], owner: Optional[int] = None) -> sqlite3.Connection:
     path = os.path.abspath(_resolve(db_path)) if _resolve(db_path) != ":memory:" else ":memory:"
-    cache = getattr(_shared, "connections", None)
-    if cache is None or getattr(_shared, "pid", None) != os.getpid():  # a forked child opens its own
-        cache = _shared.connections = {}
-        _shared.pid = os.getpid()
-    connection = cache.get(path)
+    key = (os.getpid(), threading.get_ident() if owner is None else owner, path)  # a forked child opens its own
+    with _shared_lock:
+        connection = _connections.get(key)
     if connection is not None and path != ":memory:" and not os.path.exists(path):  # the file was removed
         _drop_shared_connection(connection)
         connection = None
     if connection is None:
         connection = connect(path, check_same_thread=False)
-        cache[path] = connection
         with _shared_lock:
-            _all_shared.append(connection)
+            _connections[key] = connection
     return connection
 
 
 def _drop_shared_connection(connection: sqlite3.Connection) -> None:
-    cache = getattr(_shared, "connections", {}) or {}
-    for key in [key for key, value in cache.items() if value is connection]:
-        del cache[key]
+    import sqlite3  # pylint: disable=import-outside-toplevel,redefined-outer-name
+    with _shared_lock:
+        for key in [key for key, value in _connections.items() if value is connection]:
+            del _connections[key]
     with contextlib.suppress(sqlite3.Error):
         connection.close()
 
@@ -222,10 +226,13 @@ def _drop_shared_connection(connection: sqlite3.Connection) -> None:
 @atexit.register
 def _close_shared_connections() -> None:
     with _shared_lock:
-        for connection in _all_shared:
+        connections = [connection for key, connection in _connections.items() if key[0] == os.getpid()]
+        _connections.clear()
+    if connections:
+        import sqlite3  # pylint: disable=import-outside-toplevel,redefined-outer-name
+        for connection in connections:
             with contextlib.suppress(sqlite3.Error):
                 connection.close()
-        _all_shared.clear()
 
 
 @fe_export("fe.summary.history.delete", "fe.summary.delete")
@@ -241,6 +248,7 @@ def delete(n_keep: int = 20, db_path: Optional[str] = None) -> None:
     """
     if isinstance(n_keep, bool) or not isinstance(n_keep, int) or n_keep < 0:
         raise ValueError(f"delete: n_keep must be a non-negative integer, got {n_keep!r}")
+    import sqlite3  # pylint: disable=import-outside-toplevel,redefined-outer-name
     with _open(db_path) as connection:
         with connection:
             connection.execute("DELETE FROM history WHERE pk NOT IN (SELECT pk FROM history ORDER BY train_start "
@@ -298,9 +306,11 @@ def _fe_version() -> str:
 class HistoryRecorder:
     """Record one `fit` or `test` in the history database; use it as a context manager around the run.
 
-    On entry it writes the run's row (status 'Launched') with what it uses (datasets, pipeline and network ops,
-    postprocessing ops, traces, features) and starts copying everything printed to `sys.stdout` into the run's log; on
-    exit it stores the log, the end time and the status ('Completed', 'Failed' with the traceback, or 'Aborted' for a
+    On entry it starts writing the run's row (status 'Launched') with what it uses (datasets, pipeline and network
+    ops, postprocessing ops, traces, features) from a background thread, so the run does not wait for the database
+    (`fit` defers this until its first training step is done: `defer_row=True` and `start_row()`), and starts
+    copying everything printed to `sys.stdout` into the run's log; on exit it waits for that write, then
+    stores the log, the end time and the status ('Completed', 'Failed' with the traceback, or 'Aborted' for a
     KeyboardInterrupt), then trims the database to its limits. A `test` after a `fit` of the same estimator updates
     the same row. If the database cannot be used, the run goes on unrecorded (with one warning).
 
@@ -308,14 +318,16 @@ class HistoryRecorder:
         system: The run's System (its `exp_id` is the row's primary key).
         est_path: The file that created the Estimator (bookkeeping only; any string).
         db_path: The database file, or None for the default location.
+        defer_row: Write the run's first row only when `start_row()` is called (or when the run ends).
 
     Example:
         >>> # with HistoryRecorder(estimator.system, "train.py", db_path="history.db"):  # doctest: +SKIP
         >>> #     ...  # the run
     """
 
-    def __init__(self, system: Any, est_path: str, db_path: Optional[str] = None) -> None:
+    def __init__(self, system: Any, est_path: str, db_path: Optional[str] = None, defer_row: bool = False) -> None:
         self.system = system
+        self.defer_row = defer_row
         self.filename = os.path.basename(str(est_path))
         self.db_path = db_path
         self.pk: Optional[int] = None
@@ -324,6 +336,10 @@ class HistoryRecorder:
         self._chunks: List[str] = []
         self._active = False
         self._stored_at = time.monotonic()
+        self._opening: Optional[threading.Thread] = None
+        self._open_error: Optional[BaseException] = None
+        self._rows_pending: Optional[Dict[str, Any]] = None
+        self._owner = threading.get_ident()
 
     # ------------------------------------------------------------------ stdout tee
     def write(self, output: str) -> int:
@@ -340,7 +356,9 @@ class HistoryRecorder:
         if now - self._stored_at < LOG_STORE_INTERVAL_S:
             return
         self._stored_at = now
+        self._wait_for_row()
         if self._db is not None and self._chunks:
+            import sqlite3  # pylint: disable=import-outside-toplevel,redefined-outer-name
             try:
                 with self._db:
                     self._store_log()
@@ -362,12 +380,11 @@ class HistoryRecorder:
     # ------------------------------------------------------------------ context
     def __enter__(self) -> "HistoryRecorder":
         self.pk = int(self.system.exp_id)
-        try:
-            self._db = _shared_connection(self.db_path)
-            self._insert_run()
-        except (sqlite3.Error, OSError) as error:
-            self._fail(error)
-            return self
+        self._rows_pending = self._rows()  # read here, before the run changes anything: the thread only writes them
+        self._open_error = None
+        self._owner = threading.get_ident()
+        if not self.defer_row:
+            self.start_row()
         self.stdout = sys.stdout
         sys.stdout = self
         self._active = True
@@ -379,8 +396,12 @@ class HistoryRecorder:
             self._active = False
             if sys.stdout is self:
                 sys.stdout = self.stdout
+        self._wait_for_row()
         if self._db is None:
+            self.stdout = None
             return
+        import sqlite3  # pylint: disable=import-outside-toplevel,redefined-outer-name
+        import traceback  # pylint: disable=import-outside-toplevel
         db = self._db
         try:
             status = "Completed" if exc_type is None else "Aborted" if issubclass(
@@ -401,10 +422,46 @@ class HistoryRecorder:
         self._db = None
         self.stdout = None
 
+    def start_row(self) -> None:
+        """Start writing the run's first rows in a background thread (once; later calls do nothing)."""
+        rows, self._rows_pending = self._rows_pending, None
+        if rows is None:
+            return
+        self._opening = threading.Thread(target=self._open_and_insert, args=(self._owner, rows), name="fe-history",
+                                         daemon=False)  # the interpreter's exit waits for it
+        self._opening.start()
+
+    def _wait_for_row(self) -> None:
+        """Write the run's first rows if nobody started that yet, and join the thread writing them; warn (once)
+        here if it could not."""
+        rows, self._rows_pending = self._rows_pending, None
+        if rows is not None:
+            self._open_and_insert(self._owner, rows)
+        opening, self._opening = self._opening, None
+        if opening is not None:
+            opening.join()
+        if self._open_error is not None:
+            error, self._open_error = self._open_error, None
+            self._fail(error)
+
+    def _open_and_insert(self, owner: int, rows: Dict[str, Any]) -> None:
+        """Open (or reuse) the owner thread's connection and write the run's first rows (in the background thread, or
+        in the owner's at the run's end when nothing started it)."""
+        connection = None
+        try:
+            connection = _shared_connection(self.db_path, owner)
+            self._insert_run(connection, rows)
+            self._db = connection
+        except Exception as error:  # pylint: disable=broad-except  # recorded runs never fail because of the database
+            self._open_error = error
+            if connection is not None:
+                _drop_shared_connection(connection)
+
     def _fail(self, error: BaseException) -> None:
         """Stop recording (the run goes on) and warn once per process."""
         global _warned  # pylint: disable=global-statement
         if self._db is not None:
+            import sqlite3  # pylint: disable=import-outside-toplevel,redefined-outer-name
             with contextlib.suppress(sqlite3.Error):
                 self._db.rollback()
             _drop_shared_connection(self._db)
@@ -414,37 +471,42 @@ class HistoryRecorder:
             where = _resolve(self.db_path)
             warnings.warn(f"fe could not record this run in the history database {where!r} ({error}); training goes "
                           f"on without it. Set FE_HISTORY_DB to another file, or record_history(False) to stop "
-                          f"recording.", RuntimeWarning, stacklevel=3)
+                          f"recording.", RuntimeWarning, stacklevel=4)
 
     # ------------------------------------------------------------------ rows
-    def _insert_run(self) -> None:
-        db = self._db
-        assert db is not None
+    def _rows(self) -> Dict[str, Any]:
+        """What the run's first rows hold, read from the system (cheap: names and a few numbers)."""
+        system = self.system
+        pipeline = system.pipeline
+        datasets = []
+        for mode, per_ds in sorted(getattr(pipeline, "data", {}).items()):
+            for ds_id, dataset in sorted(per_ds.items()) if isinstance(per_ds, dict) else [("", per_ds)]:
+                for name in _describe(dataset):
+                    datasets.append((mode if not ds_id else f"{mode}:{ds_id}", name))
+        network = system.network
+        components = {table: (column, [name for item in items for name in _describe(item)])
+                      for table, column, items in (("pipeline", "pipe_op", getattr(pipeline, "ops", [])),
+                                                   ("network", "net_op", getattr(network, "ops", [])),
+                                                   ("postprocess", "pp_op", getattr(network, "postprocessing", [])),
+                                                   ("traces", "trace", system.traces))}
+        return {"history": (self.filename, system.summary.name, json.dumps(sys.argv[1:]), _fe_version(), _now(),
+                            int(getattr(system, "num_devices", 0) or 0), os.cpu_count(),
+                            getattr(pipeline, "num_process", None)),
+                "features": self._features(), "datasets": datasets, "components": components}
+
+    def _insert_run(self, db: sqlite3.Connection, rows: Dict[str, Any]) -> None:
         with db:
             if db.execute("SELECT 1 FROM history WHERE pk = ?", (self.pk,)).fetchone() is not None:
                 return  # a test after this estimator's fit: same experiment, same row
-            system = self.system
-            pipeline = system.pipeline
             db.execute("INSERT INTO history (pk, file, experiment, status, args, fe_version, train_start, n_gpus, "
                        "n_cpus, n_workers, n_restarts) VALUES (?, ?, ?, 'Launched', ?, ?, ?, ?, ?, ?, 0)",
-                       (self.pk, self.filename, system.summary.name, json.dumps(sys.argv[1:]), _fe_version(), _now(),
-                        int(getattr(system, "num_devices", 0) or 0), os.cpu_count(),
-                        getattr(pipeline, "num_process", None)))
+                       (self.pk, *rows["history"]))
             db.executemany("INSERT INTO features (feature, fk) VALUES (?, ?)",
-                           [(feature, self.pk) for feature in self._features()])
-            datasets = []
-            for mode, per_ds in sorted(getattr(pipeline, "data", {}).items()):
-                for ds_id, dataset in sorted(per_ds.items()) if isinstance(per_ds, dict) else [("", per_ds)]:
-                    for name in _describe(dataset):
-                        datasets.append((mode if not ds_id else f"{mode}:{ds_id}", name, self.pk))
-            db.executemany("INSERT INTO datasets (mode, dataset, fk) VALUES (?, ?, ?)", datasets)
-            network = system.network
-            for table, column, items in (("pipeline", "pipe_op", getattr(pipeline, "ops", [])),
-                                         ("network", "net_op", getattr(network, "ops", [])),
-                                         ("postprocess", "pp_op", getattr(network, "postprocessing", [])),
-                                         ("traces", "trace", system.traces)):
-                rows = [(name, self.pk) for item in items for name in _describe(item)]
-                db.executemany(f"INSERT INTO {table} ({column}, fk) VALUES (?, ?)", rows)
+                           [(feature, self.pk) for feature in rows["features"]])
+            db.executemany("INSERT INTO datasets (mode, dataset, fk) VALUES (?, ?, ?)",
+                           [(mode, name, self.pk) for mode, name in rows["datasets"]])
+            for table, (column, names) in rows["components"].items():
+                db.executemany(f"INSERT INTO {table} ({column}, fk) VALUES (?, ?)", [(name, self.pk) for name in names])
             db.execute("INSERT OR IGNORE INTO logs (log, fk) VALUES ('', ?)", (self.pk,))
 
     def _features(self) -> List[str]:
@@ -483,13 +545,13 @@ class HistoryRecorder:
         self.pk = restored
 
 
-def history_context(system: Any, est_path: str) -> contextlib.AbstractContextManager:
-    """A `HistoryRecorder` for the configured database, or a no-op context when recording is off or this process is
-    not rank 0 of a distributed run."""
+def history_context(system: Any, est_path: str, defer_row: bool = False) -> contextlib.AbstractContextManager:
+    """A `HistoryRecorder` for the configured database, or a no-op context (entered as None) when recording is off or
+    this process is not rank 0 of a distributed run."""
     path = history_db_path()
     if path is None or not _is_main_process():
         return contextlib.nullcontext()
-    return HistoryRecorder(system, est_path, db_path=path)
+    return HistoryRecorder(system, est_path, db_path=path, defer_row=defer_row)
 
 
 def _is_main_process() -> bool:
