@@ -23,6 +23,7 @@ from fe_core.misuse import check_ds_ids_exist, find_unavailable_input, suggest_k
 __all__ = ["Estimator", "EarlyStop", "record_history"]
 
 _ESSENTIALS = (TrainEssential, EvalEssential, TestEssential)
+WARMUP_ROWS = 2  # samples a warmup step's models may run on (2: BatchNorm needs more than one in training mode)
 
 
 @fe_export("fe.estimator.EarlyStop")
@@ -349,8 +350,11 @@ class Estimator:
         missing = sorted(needed - set(batch))
         if missing:
             raise KeyError(self._missing_key_message(missing, mode, epoch, ds_id))
+        # A few samples decide the warmup's checks as well as the whole batch; the backend falls back to the whole
+        # batch whenever they do not run (and in data-parallel runs, where every process must do the same).
+        rows = WARMUP_ROWS if get_communicator().world_size == 1 else None
         with self.network(mode=mode, epoch=epoch, ds_id=ds_id, desired_output_keys=plan.desired_keys, warmup=True,
-                          eager=eager):
+                          eager=eager, warmup_rows=rows):
             result = self.network.run_step(batch)
         available = set(result)
         trace_outputs = {key for trace in plan.traces for key in trace.get_outputs(ds_ids=ds_ids)}

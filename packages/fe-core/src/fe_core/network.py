@@ -300,8 +300,20 @@ class BaseNetwork:
                  ds_id: str = "",
                  desired_output_keys: Optional[Set[str]] = None,
                  warmup: bool = False,
-                 eager: bool = False) -> "BaseNetwork":
+                 eager: bool = False,
+                 warmup_rows: Optional[int] = None) -> "BaseNetwork":
         """Configure the network for one (mode, epoch, ds_id); use the result as a context manager.
+
+        Args:
+            mode: The mode whose ops run.
+            epoch: The epoch whose schedules apply.
+            ds_id: The dataset id.
+            desired_output_keys: The keys `run_step` must return (None: every key).
+            warmup: A warmup step: checks run, no weights change.
+            eager: Run TensorFlow ops eagerly.
+            warmup_rows: In warmup, a backend may run its models on this many samples of the batch (the Estimator's
+                warmup checks keys, shapes and gradient paths, which a few samples decide as well as all of them);
+                whenever that fails, it runs the whole batch instead. None: always the whole batch.
 
         Example:
             >>> # with network(mode="train", epoch=1, ds_id=""):  # doctest: +SKIP
@@ -326,6 +338,7 @@ class BaseNetwork:
             self.ctx_mode, self.ctx_epoch, self.ctx_ds_id = mode, epoch, ds_id
             self.ctx_state = {
                 "warmup": warmup,
+                "warmup_rows": warmup_rows if warmup else None,
                 "mode": mode,
                 "req_grad": bool(gradient_ops),
                 "epoch": epoch,

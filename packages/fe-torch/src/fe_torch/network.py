@@ -3,19 +3,22 @@
 Started by torchrun, it trains data-parallel: its trainable models are wrapped in DistributedDataParallel for the
 training steps (see `fe_torch.distributed`). Per (mode, epoch, ds_id) it decides once whether the step needs gradients (`torch.no_grad` otherwise) and autocast,
 and defers the trailing UpdateOps so that several models updated in one step (a GAN's generator and discriminator)
-all compute their gradients before any weight changes. Per step it only moves the inputs the ops read to the device,
+all compute their gradients before any weight changes. In the Estimator's warmup (`warmup_rows`), models run on the
+batch's first two samples and their outputs are repeated back to the batch's length, so a warmup step costs a
+fraction of a forward pass; any failure reruns the step on the whole batch. Per step it only moves the inputs the ops read to the device,
 runs the ops, and hands back the detached outputs that traces asked for; fe-core converts them to numpy only when a
 trace or postprocessing op reads them. Models are moved to the device once (by `build`); optimizer state is created
 on, and stays on, that device.
 """
 from __future__ import annotations
 
-from typing import Any, ContextManager, Dict, List, Mapping, Optional
+import functools
+from typing import Any, Callable, ContextManager, Dict, List, Mapping, Optional
 
 import numpy as np
 import torch
 from fe_core.network import BaseNetwork
-from fe_core.op.tensorop.model import UpdateOp
+from fe_core.op.tensorop.model import ModelOp, UpdateOp
 from fe_core.schedule.scheduler import get_current_items
 
 from fe_torch import distributed
@@ -25,6 +28,49 @@ from fe_torch.precision import autocast_context
 from fe_core.export import fe_export
 
 __all__ = ["TorchNetwork"]
+
+
+def _few_rows_suit(op: Any) -> bool:
+    """Whether a warmup may run `op` on a few samples: a ModelOp, unless its model is compiled (`torch.compile`
+    would compile a second graph for the second batch size)."""
+    return isinstance(op, ModelOp) and not hasattr(op.model, "_orig_mod")
+
+
+def _few_rows_model_call(forward: Callable[[Any, Dict[str, Any]], Any],
+                         rows: int) -> Callable[[Any, Dict[str, Any]], Any]:
+    """A ModelOp's call that runs the model on the first `rows` samples of its inputs and repeats the outputs' rows
+    back to the batch's length (the warmup reads their keys and shapes, never their values). Inputs whose first axis
+    is not the batch's are passed whole; a model that fails on the few samples runs on all of them."""
+
+    def call(data: Any, state: Dict[str, Any]) -> Any:
+        inputs = data if isinstance(data, list) else [data]
+        first = next((x for x in inputs if isinstance(x, torch.Tensor) and x.ndim), None)
+        size = None if first is None else first.shape[0]
+        if size is None or size <= rows:
+            return forward(data, state)
+        few = [x[:rows] if isinstance(x, torch.Tensor) and x.ndim and x.shape[0] == size else x for x in inputs]
+        try:
+            result = forward(few if isinstance(data, list) else few[0], state)
+        except Exception:  # pylint: disable=broad-except
+            return forward(data, state)
+        return _repeat_rows(result, rows, size)
+
+    return functools.wraps(forward)(call) if hasattr(forward, "__name__") else call
+
+
+def _repeat_rows(value: Any, rows: int, size: int) -> Any:
+    """`value` (a tensor, or a list / tuple / dict of them) with every tensor of `rows` rows repeated to `size`."""
+    if isinstance(value, torch.Tensor):
+        if value.ndim and value.shape[0] == rows:
+            return value[torch.arange(size, device=value.device) % rows]
+        return value
+    if isinstance(value, list):
+        return [_repeat_rows(item, rows, size) for item in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_repeat_rows(item, rows, size) for item in value)
+    if isinstance(value, dict):
+        return {key: _repeat_rows(item, rows, size) for key, item in value.items()}
+    return value
 
 
 @fe_export("fe.network.TorchNetwork")
@@ -86,6 +132,12 @@ class TorchNetwork(BaseNetwork):
         self._grad_enabled = bool(state["req_grad"])
         self._autocast = self.mixed_precision
         self._deferred_by_network = []
+        rows = state.get("warmup_rows")
+        if rows and any(_few_rows_suit(op) for op in self.ctx_ops):
+            self._full_plan = self.ctx_op_plan
+            self.ctx_op_plan = [(op, _few_rows_model_call(forward, rows), *rest) if _few_rows_suit(op)
+                                else (op, forward, *rest) for op, forward, *rest in self.ctx_op_plan]
+            self._run_step = self._few_rows_warmup_step  # an instance attribute: ordinary steps never see it
         for op in self.ctx_ops:
             if isinstance(op, UpdateOp):
                 op.fe_backend_state.pop("params", None)  # re-read requires_grad once per epoch
@@ -108,6 +160,19 @@ class TorchNetwork(BaseNetwork):
         for op in self._deferred_by_network:
             op.defer = False
         self._deferred_by_network = []
+        self.__dict__.pop("_run_step", None)
+        self.__dict__.pop("_full_plan", None)
+
+    def _few_rows_warmup_step(self, batch: Dict[str, Any]) -> Dict[str, Any]:
+        """A warmup step whose models run on a few samples; if anything fails, the step again on the whole batch
+        (for the error's true shapes, and for code that depends on the batch's size)."""
+        try:
+            return TorchNetwork._run_step(self, dict(batch))
+        except Exception:  # pylint: disable=broad-except
+            self.ctx_op_plan = self.__dict__.pop("_full_plan")
+            self.ctx_state["warmup_rows"] = None
+            del self._run_step
+        return self._run_step(batch)
 
     def _model_input_hint(self, model: Any, inputs: List[Any]) -> Optional[str]:
         return expected_input_hint(model, inputs) if isinstance(model, torch.nn.Module) else None

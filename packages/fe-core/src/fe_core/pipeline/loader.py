@@ -53,12 +53,20 @@ def dataset_keys(dataset: Any, where: str) -> List[str]:
     return list(sample)
 
 
+_ACCEPTS_KEYS: Dict[Any, bool] = {}  # per function: inspect.signature costs ~50 us, and every epoch asks
+
+
 def _accepts_keys(get_batch: Callable[..., Any]) -> bool:
+    function = getattr(get_batch, "__func__", None)  # a bound method: its class's function decides
+    if function is not None and function in _ACCEPTS_KEYS:
+        return _ACCEPTS_KEYS[function]
     try:
-        parameters = inspect.signature(get_batch).parameters
+        accepts = "keys" in inspect.signature(get_batch).parameters
     except (TypeError, ValueError):
-        return False
-    return "keys" in parameters
+        accepts = False
+    if function is not None:
+        _ACCEPTS_KEYS[function] = accepts
+    return accepts
 
 
 class _IndexStream:
