@@ -133,3 +133,12 @@ def test_a_compiled_model_warms_up_on_the_whole_batch() -> None:
     model = build(Compiled, "adam", model_name="compiled")
     fit(classifier(model))
     assert recording.sizes == [BATCH, BATCH, BATCH, BATCH]
+
+
+def test_an_odd_batch_size_is_repeated_to_its_exact_length() -> None:
+    recording = Recording()
+    model = build(lambda: recording, "adam", model_name="odd")
+    pipeline = Pipeline(train_data=data(14), eval_data=data(14), batch_size=7)
+    Estimator(pipeline, make_network(classifier(model)), epochs=1, log_steps=None, train_steps_per_epoch=1,
+              eval_steps_per_epoch=1).fit()
+    assert recording.sizes == [2, 2, 7, 7]  # no rerun: the loss saw 7 predictions for 7 labels in warmup

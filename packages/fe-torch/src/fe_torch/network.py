@@ -62,7 +62,9 @@ def _repeat_rows(value: Any, rows: int, size: int) -> Any:
     """`value` (a tensor, or a list / tuple / dict of them) with every tensor of `rows` rows repeated to `size`."""
     if isinstance(value, torch.Tensor):
         if value.ndim and value.shape[0] == rows:
-            return value[torch.arange(size, device=value.device) % rows]
+            copies = -(-size // rows)
+            repeated = torch.cat([value] * copies)  # one op (indexing with an arange costs three on first use)
+            return repeated if copies * rows == size else repeated[:size]
         return value
     if isinstance(value, list):
         return [_repeat_rows(item, rows, size) for item in value]
