@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterable, List, Optional, Union
 import numpy as np
 from natsort import humansorted
 
-from fe_core.distributed.communicator import is_main_process
+from fe_core.distributed.communicator import get_communicator, is_main_process
 from fe_core.containers import to_list
 from fe_core.data import Data
 from fe_core.summary.summary import ValWithError
@@ -63,7 +63,8 @@ class CSVLogger(Trace):
 
     With `instance_id_key`, each batch's per-instance values (written by traces with `write_per_instance_log`, or
     batch keys among `monitor_names` holding one value per sample) are also written, one row per sample, with the
-    sample's id in an `instance_id` column.
+    sample's id in an `instance_id` column. In a data-parallel run every process's samples are written: the processes'
+    per-instance rows are gathered at each epoch end (in rank order) and rank 0 writes the file.
 
     Its inputs include '*', so it runs after every trace that writes outputs and sees everything they logged.
 
@@ -105,6 +106,7 @@ class CSVLogger(Trace):
         self._known = set(_BASE_COLUMNS)
         self.written_rows = 0  # how many of `rows` the file holds
         self.written_columns: List[str] = []  # the header the file has
+        self.pending_instance_rows: List[Dict[str, str]] = []  # data-parallel: this process's rows until epoch end
 
     # ------------------------------------------------------------------ hooks
     def on_begin(self, data: Data) -> None:
@@ -128,6 +130,7 @@ class CSVLogger(Trace):
                 self._add_row(data)
 
     def on_epoch_end(self, data: Data) -> None:
+        self._gather_instance_rows()
         self._add_row(data)
         self._save()
 
@@ -136,6 +139,7 @@ class CSVLogger(Trace):
 
     # ------------------------------------------------------------------ rows
     def _reset(self) -> None:
+        self.pending_instance_rows = []
         self.rows = []
         self.columns = list(_BASE_COLUMNS)
         self._known = set(_BASE_COLUMNS)
@@ -196,12 +200,25 @@ class CSVLogger(Trace):
         if not columns:
             return
         base = self._base()
+        add = self.pending_instance_rows.append if get_communicator().world_size > 1 else self._add
         for index in range(count):
             row = dict(base)
             row[_INSTANCE_COLUMN] = _cell(ids[index])
             for name, array in columns.items():
                 row[name] = _cell(array[index])
-            self._add(row)
+            add(row)
+
+    def _gather_instance_rows(self) -> None:
+        """Data-parallel: every process's per-instance rows of this epoch, in rank order, on every process (so the
+        rows, and the checkpoints holding them, agree everywhere)."""
+        communicator = get_communicator()
+        if communicator.world_size == 1:
+            return
+        blob = json.dumps(self.pending_instance_rows).encode("utf-8")
+        self.pending_instance_rows = []
+        for part in communicator.all_gather_bytes(blob):
+            for row in json.loads(part.decode("utf-8")):
+                self._add(row)
 
     # ------------------------------------------------------------------ the file
     def _save(self) -> None:

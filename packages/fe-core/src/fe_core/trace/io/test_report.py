@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import numpy as np
 
-from fe_core.distributed.communicator import is_main_process
+from fe_core.distributed.communicator import get_communicator, is_main_process
 from fe_core.containers import to_list
 from fe_core.data import Data
 from fe_core.export import fe_export
@@ -97,7 +97,8 @@ class TestReport(Trace):
     Per-instance tests are checked on every test batch, aggregate tests at the end of the test epoch (where they can
     read metrics). At the end of testing it writes `<save_path>/<title>_TestReport.json` and the LaTeX report
     `<save_path>/<title>_TestReport.tex`, compiled to `.pdf` when a LaTeX compiler is installed (otherwise a line says
-    so and the .tex source is kept).
+    so and the .tex source is kept). In a data-parallel run the per-instance failure counts and ids cover every
+    process's samples, and rank 0 writes the report.
 
     Args:
         test_cases: The test(s) to be run.
@@ -152,7 +153,13 @@ class TestReport(Trace):
             values = [data[name] for name in case.input_names]
             case.input_val = dict(zip(case.input_names, values))
             case.result = bool(np.all(case.criteria(*values)))
+        communicator = get_communicator()
         for case in self.instance_cases:
+            if communicator.world_size > 1:  # data-parallel: every process tested its own samples
+                case.fail_number = int(communicator.all_reduce(np.int64(case.fail_number), "sum"))
+                if self.data_id:
+                    parts = communicator.all_gather_bytes(json.dumps(_plain(case.fail_id)).encode("utf-8"))
+                    case.fail_id = [item for part in parts for item in json.loads(part.decode("utf-8"))]
             case.result = case.fail_number <= case.fail_threshold
 
     def on_end(self, data: Data) -> None:
