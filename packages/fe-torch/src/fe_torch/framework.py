@@ -126,6 +126,19 @@ class TorchBackend(Backend):
         data_module = sys.modules.get("torch.utils.data")
         return data_module is not None and isinstance(dataset, data_module.DataLoader)
 
+    def unsharded_native_dataset(self, dataset: Any) -> Optional[str]:
+        from torch.utils.data import DistributedSampler, IterableDataset  # pylint: disable=import-outside-toplevel
+        if isinstance(dataset.dataset, IterableDataset):
+            return None  # an iterable dataset splits its stream itself (get_worker_info / the rank), or not at all
+        batch_sampler = getattr(dataset, "batch_sampler", None)
+        samplers = [getattr(dataset, "sampler", None), getattr(batch_sampler, "sampler", None)]
+        if any(isinstance(sampler, DistributedSampler) for sampler in samplers):
+            return None
+        return (f"its sampler is a {type(dataset.sampler).__name__}, not a torch.utils.data.DistributedSampler: "
+                f"every process would train on every sample. Give the DataLoader "
+                f"sampler=DistributedSampler(dataset) (and call its set_epoch each epoch), or give the Pipeline the "
+                f"dataset itself, which fe splits between processes")
+
     # ----- state -----
     def save_model(self, model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
         return checkpoint.save_model(model, save_dir, save_optimizer)

@@ -105,6 +105,11 @@ class Backend:
         """Whether `dataset` is a native loader of this framework (DataLoader, tf.data.Dataset)."""
         return False
 
+    def unsharded_native_dataset(self, dataset: Any) -> Optional[str]:
+        """For a native loader in a data-parallel run: why every process would read every sample (the loader does
+        not split the data between processes), or None when it does or this framework splits it itself."""
+        return None
+
     # ----- state -----
     def save_model(self, model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
         """Write the model's weights (and optimizer state) into `save_dir`; return the file names written.

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any, Dict, Iterable, List, Literal, Optional, Set, Tuple, Union, overload
 
 import numpy as np
 
 from fe_core.framework import Backend, framework_backends
 from fe_core.containers import to_list
+from fe_core.distributed.communicator import get_communicator
 from fe_core.modes import check_ds_id
 from fe_core.op.numpyop.batch import Batch, collate_samples
 from fe_core.op.numpyop.numpyop import NumpyOp
@@ -26,6 +28,9 @@ _DATA_MODES = ("train", "eval", "test")
 
 def _is_positive_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+_WARNED_UNSHARDED: Set[int] = set()  # native loaders already warned about (once per loader and process)
 
 
 def native_dataset_backend(dataset: Any) -> Optional[Backend]:
@@ -224,6 +229,12 @@ class Pipeline:
                   output_keys: Optional[Iterable[str]]) -> EpochPlan:
         native_backend = native_dataset_backend(dataset) if dataset is not None else None
         native = native_backend is not None
+        if native and get_communicator().world_size > 1 and id(dataset) not in _WARNED_UNSHARDED:
+            problem = native_backend.unsharded_native_dataset(dataset)
+            if problem:
+                _WARNED_UNSHARDED.add(id(dataset))
+                warnings.warn(f"Pipeline data in mode {mode!r} ds_id {ds_id!r} is a {type(dataset).__name__} in a "
+                              f"data-parallel run, and {problem}", RuntimeWarning, stacklevel=2)
         sample_ops, batch_op, post_ops = self._split_ops(mode, epoch, ds_id)
         if dataset is not None and not native and not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
             raise TypeError(f"Pipeline data in mode {mode!r} ds_id {ds_id!r} ({type(dataset).__name__}) has no "
