@@ -5,11 +5,11 @@ import copy
 import inspect
 import json
 import os
-import tempfile
 from typing import Any, Callable, Dict, List, Optional, Union
 
 import numpy as np
 
+from fe_core.checkpoint.hashed_file import write_hashed_file
 from fe_core.export import fe_export
 
 __all__ = ["Search", "SearchError", "to_plain", "read_search_state"]
@@ -185,17 +185,7 @@ class Search:
         """
         os.makedirs(save_dir, exist_ok=True)
         path = os.path.join(save_dir, f"{self.name}.json")
-        handle, temporary = tempfile.mkstemp(prefix=f".{self.name}.", suffix=".tmp", dir=save_dir)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                json.dump(self._state(), file, indent=2)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            if os.path.exists(temporary):
-                os.remove(temporary)
-            raise
+        write_hashed_file(path, lambda file: file.write(json.dumps(self._state(), indent=2).encode("utf-8")))
 
     def load(self, load_dir: str, not_exist_ok: bool = False) -> None:
         """Read the search state from `<load_dir>/<name>.json` (replacing the evaluations in memory).

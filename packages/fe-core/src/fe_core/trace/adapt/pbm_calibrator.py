@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import os
 import pickle
-import tempfile
 from typing import Any, Dict, Iterable, List, Optional, Set, Union
 
 import numpy as np
 
+from fe_core.checkpoint.hashed_file import write_hashed_file
 from fe_core.data import Data
 from fe_core.export import fe_export
 from fe_core.trace.adapt.platt_binner import PlattBinnerMarginalCalibrator
@@ -19,19 +19,8 @@ __all__ = ["PBMCalibrator"]
 
 
 def _write_atomically(obj: Any, path: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=folder, prefix=".pbm_", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            pickle.dump(obj, file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.remove(temp)
-        raise
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_hashed_file(path, lambda file: pickle.dump(obj, file))
 
 
 @fe_export("fe.trace.adapt.pbm_calibrator.PBMCalibrator", "fe.trace.adapt.PBMCalibrator")

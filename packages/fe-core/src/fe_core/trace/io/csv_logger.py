@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
-import tempfile
 from typing import Any, Dict, Iterable, List, Optional, Union
 
 import numpy as np
 from natsort import humansorted
 
 from fe_core.distributed.communicator import get_communicator, is_main_process
+from fe_core.checkpoint.hashed_file import write_hashed_file
 from fe_core.containers import to_list
 from fe_core.data import Data
 from fe_core.summary.summary import ValWithError
@@ -235,16 +236,9 @@ class CSVLogger(Trace):
         self.written_columns = list(self.columns)
 
     def _rewrite(self) -> None:
-        directory = os.path.dirname(os.path.abspath(self.filename))
-        os.makedirs(directory, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".csvlogger-", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(handle, "w", newline="", encoding="utf-8") as file:
-                writer = csv.DictWriter(file, fieldnames=self.columns, restval="")
-                writer.writeheader()
-                writer.writerows(self.rows)
-            os.replace(temporary, self.filename)
-        except BaseException:
-            if os.path.exists(temporary):
-                os.remove(temporary)
-            raise
+        os.makedirs(os.path.dirname(os.path.abspath(self.filename)), exist_ok=True)
+        text = io.StringIO(newline="")
+        writer = csv.DictWriter(text, fieldnames=self.columns, restval="")
+        writer.writeheader()
+        writer.writerows(self.rows)
+        write_hashed_file(self.filename, lambda file: file.write(text.getvalue().encode("utf-8")))

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import numpy as np
 
+from fe_core.checkpoint.hashed_file import write_hashed_file
 from fe_core.distributed.communicator import get_communicator, is_main_process
 from fe_core.containers import to_list
 from fe_core.data import Data
@@ -179,10 +180,8 @@ class TestReport(Trace):
             return
         os.makedirs(self.save_path, exist_ok=True)
         stem = os.path.join(self.save_path, f"{self.test_title}_TestReport")
-        temp = f"{stem}.json.tmp"
-        with open(temp, "w", encoding="utf-8") as file:
-            json.dump(self.json_summary, file, indent=4)
-        os.replace(temp, f"{stem}.json")
+        text = json.dumps(self.json_summary, indent=4).encode("utf-8")
+        write_hashed_file(f"{stem}.json", lambda file: file.write(text))
         print(f"FastEstimator-TestReport: Test results written to {stem}.json")
         self.report_paths = [f"{stem}.json", self._write_latex(stem)]
 
