@@ -102,10 +102,7 @@ def child_tf(side: str, model_name: str) -> float:
     from fe_core.build import build  # pylint: disable=import-outside-toplevel
     from fe_core.op.tensorop import CrossEntropy, ModelOp, UpdateOp  # pylint: disable=import-outside-toplevel
     from fe_tf.architecture import LeNet  # pylint: disable=import-outside-toplevel
-
-    def mlp() -> Any:
-        return keras.Sequential([keras.Input(shape=(64,)), keras.layers.Dense(32, activation="relu"),
-                                 keras.layers.Dense(10)])
+    from tf_workloads import hand_written_step, mlp  # pylint: disable=import-outside-toplevel
 
     model_fn, shape, from_logits = (mlp, (64,), True) if model_name == "mlp" else (LeNet, (28, 28, 1), False)
     x, y = _data(shape, TRAIN_SAMPLES, seed=0)
@@ -116,17 +113,7 @@ def child_tf(side: str, model_name: str) -> float:
                UpdateOp(model=model, loss_name="ce")]
         return _fe_first_step(ops, x, y, shape, lambda: None)
     model = model_fn()
-    optimizer = keras.optimizers.Adam(learning_rate=1e-3)
-
-    @tf.function
-    def train_step(features: Any, labels: Any) -> Any:
-        with tf.GradientTape() as tape:
-            prediction = model(features, training=True)
-            loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(labels, prediction,
-                                                                              from_logits=from_logits))
-        gradients = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-        return loss
+    train_step = hand_written_step(model, keras.optimizers.Adam(learning_rate=1e-3), from_logits)
 
     start = time.perf_counter()
     index = np.random.permutation(len(x))[:BATCH]

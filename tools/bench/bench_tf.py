@@ -62,32 +62,15 @@ from fe_tf.architecture import LeNet  # noqa: E402
 
 from bench_table import PAIRED_HEADER, machine_line, print_table, summarize_pairs  # noqa: E402
 from pairing import EpochPairs, PairedEpochs, alternating_pairs  # noqa: E402
+from tf_workloads import hand_written_step, make_data, mlp, model_with  # noqa: E402
 
 BATCH = 32
-
-
-def mlp() -> keras.Model:
-    return keras.Sequential([keras.Input(shape=(64,)), keras.layers.Dense(32, activation="relu"),
-                             keras.layers.Dense(10)])
 
 
 WORKLOADS: Dict[str, Dict[str, Any]] = {
     "mlp": {"model": mlp, "shape": (64,), "samples": 4096, "from_logits": True},
     "lenet": {"model": LeNet, "shape": (28, 28, 1), "samples": 512, "from_logits": False},
 }
-
-
-def make_data(shape: Tuple[int, ...], samples: int) -> Tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((samples, *shape)).astype(np.float32)
-    y = rng.integers(0, 10, size=samples).astype(np.int64)
-    return x, y
-
-
-def model_with(workload: Dict[str, Any], weights: List[np.ndarray]) -> keras.Model:
-    model = workload["model"]()
-    model.set_weights(weights)
-    return model
 
 
 class HandWrittenLoop:
@@ -97,19 +80,7 @@ class HandWrittenLoop:
         self.x, self.y = x, y
         model = model_with(workload, weights)
         optimizer = keras.optimizers.Adam(learning_rate=1e-3)
-        from_logits = bool(workload["from_logits"])
-
-        @tf.function
-        def train_step(features: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
-            with tf.GradientTape() as tape:
-                prediction = model(features, training=True)
-                loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(labels, prediction,
-                                                                                  from_logits=from_logits))
-            gradients = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-            return loss
-
-        self.train_step = train_step
+        self.train_step = hand_written_step(model, optimizer, bool(workload["from_logits"]))
 
     def __call__(self) -> float:
         x, y, train_step = self.x, self.y, self.train_step

@@ -45,7 +45,7 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Callable, Dict, List, Tuple  # noqa: E402
+from typing import Any, Callable, Dict, List  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -66,14 +66,10 @@ from fe_core.pipeline import Pipeline  # noqa: E402
 from fe_tf.architecture import LeNet  # noqa: E402
 
 from bench_table import machine_line, print_table  # noqa: E402
+from tf_workloads import hand_written_step, make_data, mlp, model_with  # noqa: E402
 
 BATCH = 32
 SIDES = ("hand-written tf.function loop", "keras fit", "fe fit")
-
-
-def mlp() -> keras.Model:
-    return keras.Sequential([keras.Input(shape=(64,)), keras.layers.Dense(32, activation="relu"),
-                             keras.layers.Dense(10)])
 
 
 WORKLOADS: Dict[str, Dict[str, Any]] = {
@@ -82,36 +78,13 @@ WORKLOADS: Dict[str, Dict[str, Any]] = {
 }
 
 
-def make_data(shape: Tuple[int, ...], samples: int) -> Tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((samples, *shape)).astype(np.float32)
-    y = rng.integers(0, 10, size=samples).astype(np.int64)
-    return x, y
-
-
-def fresh_model(workload: Dict[str, Any], weights: List[np.ndarray]) -> keras.Model:
-    model = workload["model"]()
-    model.set_weights(weights)
-    return model
-
-
 def hand_written_run(workload: Dict[str, Any], x: np.ndarray, y: np.ndarray, weights: List[np.ndarray],
                      epochs: int) -> float:
     """Seconds for the hand-written loop's whole run (its trace included)."""
-    model = fresh_model(workload, weights)
+    model = model_with(workload, weights)
     optimizer = keras.optimizers.Adam(learning_rate=1e-3)
-    from_logits = bool(workload["from_logits"])
     start = time.perf_counter()
-
-    @tf.function
-    def train_step(features: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
-        with tf.GradientTape() as tape:
-            prediction = model(features, training=True)
-            loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(labels, prediction,
-                                                                              from_logits=from_logits))
-        gradients = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-        return loss
+    train_step = hand_written_step(model, optimizer, bool(workload["from_logits"]))
 
     size = len(x)
     for _ in range(epochs):
@@ -124,7 +97,7 @@ def hand_written_run(workload: Dict[str, Any], x: np.ndarray, y: np.ndarray, wei
 
 def keras_run(workload: Dict[str, Any], x: np.ndarray, y: np.ndarray, weights: List[np.ndarray], epochs: int) -> float:
     """Seconds for `compile` + `fit`."""
-    model = fresh_model(workload, weights)
+    model = model_with(workload, weights)
     optimizer = keras.optimizers.Adam(learning_rate=1e-3)
     start = time.perf_counter()
     model.compile(optimizer=optimizer,
@@ -135,7 +108,7 @@ def keras_run(workload: Dict[str, Any], x: np.ndarray, y: np.ndarray, weights: L
 
 def fe_run(workload: Dict[str, Any], x: np.ndarray, y: np.ndarray, weights: List[np.ndarray], epochs: int) -> float:
     """Seconds for making the Pipeline, Network and Estimator and running `fit` (warmup and tracing included)."""
-    model = build(model_fn=lambda: fresh_model(workload, weights),
+    model = build(model_fn=lambda: model_with(workload, weights),
                   optimizer_fn=lambda: keras.optimizers.Adam(learning_rate=1e-3))
     start = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):  # log lines are produced (and cost their time), not shown
