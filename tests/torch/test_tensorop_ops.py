@@ -119,8 +119,8 @@ def test_dice_loss_matches_the_documented_scores() -> None:
     assert float(weighted[0, 2]) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="channel_weights"):
         DiceLoss(inputs=("p", "t"), outputs="l", channel_weights={"a": 1.0})  # type: ignore[dict-item]
-    with pytest.raises(ValueError, match="y_pred, y_true"):
-        DiceLoss(inputs=("p", ), outputs="l")
+    with pytest.raises(ValueError, match="y_pred, y_true"):  # checked when the op joins a Network
+        make_network(ops=[DiceLoss(inputs=("p", ), outputs="l")], default_backend="torch")
 
 
 def test_l2_regularization_adds_half_the_squared_weights() -> None:

@@ -24,12 +24,16 @@ class LossOp(TensorOp):
         ds_id: Dataset id(s) to run on.
         average_loss: Return the batch mean (True) or one loss per sample (False).
 
+    Any `inputs` and `outputs` are accepted here, so the op can be driven directly with
+    `op.forward(data=[y_pred, y_true], state)`; the built-in losses check their number of keys when they join a
+    Network. A LossOp subclass may declare several outputs (its `forward` returns one value per output).
+
     Raises:
-        ValueError: If a loss that needs (y_pred, y_true) gets another number of inputs, or not one output key.
+        ValueError: When a loss that needs (y_pred, y_true) and one output key joins a Network with other keys.
     """
 
-    input_arity: Optional[int] = None  # the number of input keys a subclass needs (None: any)
-    output_count: Optional[int] = 1  # the number of output keys (None: any)
+    input_arity: Optional[int] = None  # the number of input keys a subclass needs in a Network (None: any)
+    output_count: Optional[int] = None  # the number of output keys it needs in a Network (None: any)
 
     def __init__(self,
                  inputs: Union[None, str, Iterable[str]] = None,
@@ -38,11 +42,33 @@ class LossOp(TensorOp):
                  ds_id: Union[None, str, Iterable[str]] = None,
                  average_loss: bool = True) -> None:
         super().__init__(inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id)
+        self.average_loss = average_loss
+
+    def build(self, framework: str, device: Any = None) -> None:
+        """Prepare the op for `framework` (the Network calls this when the op joins it, after checking its keys).
+
+        Raises:
+            ValueError: If the loss needs (y_pred, y_true) or one output key and was given others.
+        """
+        if not getattr(self, "_fe_building_direct", False):
+            self.fe_check_keys()
+        super().build(framework, device)
+
+    def ensure_built(self, data: Any) -> None:
+        """Build for the framework of `data` when called outside a Network (no key-count check: the keys are not
+        used there)."""
+        self._fe_building_direct = True
+        try:
+            super().ensure_built(data)
+        finally:
+            del self._fe_building_direct
+
+    def fe_check_keys(self) -> None:
+        """Raise a ValueError when the op's number of input or output keys cannot work in a Network."""
         if self.input_arity is not None and len(self.inputs) != self.input_arity:
             raise ValueError(f"{type(self).__name__} needs inputs (y_pred, y_true), got {self.inputs}")
         if self.output_count is not None and len(self.outputs) != self.output_count:
             raise ValueError(f"{type(self).__name__} needs exactly one output key, got {self.outputs}")
-        self.average_loss = average_loss
 
     @property
     def pred_key_idx(self) -> int:
@@ -86,6 +112,7 @@ class CrossEntropy(LossOp):
 
     kernel_name = "cross_entropy"
     input_arity = 2
+    output_count = 1
     FORMS = ("binary", "categorical", "sparse")
 
     def __init__(self,
@@ -152,6 +179,9 @@ def _static_shape(value: Any) -> Optional[Tuple[Optional[int], ...]]:
 
 class _ElementwiseLoss(LossOp):
     """A loss comparing predictions and targets element by element; warmup checks that their shapes agree."""
+
+    input_arity = 2
+    output_count = 1
 
     def fe_check_inputs(self, data: Sequence[Any], state: Dict[str, Any]) -> None:
         """Raise a ValueError naming the op, keys, shapes and context when y_pred and y_true cannot be compared

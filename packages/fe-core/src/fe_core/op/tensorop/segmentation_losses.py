@@ -42,6 +42,7 @@ class DiceLoss(LossOp):
     """
 
     input_arity = 2
+    output_count = 1
 
     def __init__(self,
                  inputs: Union[Tuple[str, str], List[str]],
@@ -111,6 +112,7 @@ class FocalLoss(LossOp):
     """
 
     input_arity = 2
+    output_count = 1
 
     def __init__(self,
                  inputs: Union[Tuple[str, str], List[str]],
@@ -154,6 +156,7 @@ class Hinge(LossOp):
     """
 
     input_arity = 2
+    output_count = 1
 
     def __init__(self,
                  inputs: Union[Tuple[str, str], List[str]],

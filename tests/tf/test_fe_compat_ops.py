@@ -1,0 +1,72 @@
+"""TensorFlow: FastEstimator's documented op behaviour (issue 28): loss ops driven directly, multi-output LossOps,
+meta ops' return values, clip_by_value bounds (eagerly and inside the traced step)."""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from fe_core.build import build
+from fe_core.network import make_network
+from fe_core.op.tensorop import CrossEntropy, L1_Loss, LossOp, MeanSquaredError, ModelOp, TensorOp, UpdateOp
+
+STATE: Dict[str, Any] = {"mode": "train", "warmup": False}
+
+
+def _run(ops: List[TensorOp], batch: Dict[str, np.ndarray], eager: bool = False) -> Dict[str, Any]:
+    network = make_network(ops=ops, default_backend="tf")
+    with network(mode="train", epoch=1, eager=eager):
+        result = network.run_step(dict(batch))
+    return {key: np.asarray(result[key]) for key in result}
+
+
+# ------------------------------------------------------------------------------------------------ item 1: losses
+def test_loss_ops_take_any_inputs_when_built_and_run_directly() -> None:
+    y_pred = tf.constant([[0.1, 0.9], [0.7, 0.3]])
+    y_true = tf.constant([1, 0])
+    ce = CrossEntropy(inputs="x", outputs="x", mode="test")
+    expected = -(np.log(0.9) + np.log(0.7)) / 2
+    assert float(ce.forward(data=[y_pred, y_true], state={})) == pytest.approx(expected, rel=1e-5)
+    mse = MeanSquaredError(inputs="x", outputs="x")
+    assert float(mse.forward(data=[tf.constant([1.0, 2.0]), tf.constant([1.0, 4.0])], state={})) == 2.0
+    l1 = L1_Loss(inputs=None, outputs="x", average_loss=False)
+    assert np.asarray(l1.forward(data=[tf.constant([[1.0], [2.0]]), tf.constant([[0.0], [4.0]])],
+                                 state={})).tolist() == [1.0, 2.0]
+
+
+def test_a_built_in_loss_checks_its_keys_when_it_joins_a_network() -> None:
+    with pytest.raises(ValueError, match=r"CrossEntropy needs inputs \(y_pred, y_true\)"):
+        make_network(ops=[CrossEntropy(inputs="pred", outputs="ce")], default_backend="tf")
+    with pytest.raises(ValueError, match="MeanSquaredError needs exactly one output key"):
+        make_network(ops=[MeanSquaredError(inputs=("p", "t"), outputs=("a", "b"))], default_backend="tf")
+
+
+class _ThreePartLoss(LossOp):
+    """A detection-style loss writing three loss terms (a box, a confidence and a class loss)."""
+
+    def forward(self, data: List[tf.Tensor], state: Dict[str, Any]) -> List[tf.Tensor]:
+        y_pred, y_true = data
+        error = (y_pred - y_true)**2
+        return [tf.reduce_mean(error[:, 0]), tf.reduce_mean(error[:, 1]), tf.reduce_mean(error[:, 2])]
+
+
+class _Total(TensorOp):
+
+    def forward(self, data: List[tf.Tensor], state: Dict[str, Any]) -> tf.Tensor:
+        return data[0] + data[1] + data[2]
+
+
+@pytest.mark.parametrize("eager", [True, False])
+def test_a_loss_op_subclass_may_declare_several_outputs(eager: bool) -> None:
+    model = build(model_fn=lambda: keras.Sequential([keras.Input((3, )), keras.layers.Dense(3)]), optimizer_fn="sgd")
+    ops = [ModelOp(model=model, inputs="x", outputs="pred"),
+           _ThreePartLoss(inputs=("pred", "y"), outputs=("box", "conf", "cls")),
+           _Total(inputs=("box", "conf", "cls"), outputs="loss"),
+           UpdateOp(model=model, loss_name="loss")]
+    batch = {"x": np.ones((4, 3), np.float32), "y": np.zeros((4, 3), np.float32)}
+    result = _run(ops, batch, eager=eager)
+    total = float(result["box"]) + float(result["conf"]) + float(result["cls"])
+    assert float(result["loss"]) == pytest.approx(total, rel=1e-5)
