@@ -96,5 +96,5 @@ def test_missing_library_names_the_extra(monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(importlib, "import_module", fake)
-    with pytest.raises(MissingExtraError, match=r"RandomCrop needs albumentations.*fe\[image\]"):
+    with pytest.raises(MissingExtraError, match=r"RandomCrop needs albumentations.*fe-core\[image\]"):
         import_albumentations("RandomCrop")

@@ -34,7 +34,7 @@ def test_missing_image_extra_is_one_line_naming_the_extra(blocked, build, featur
     assert result.returncode == 0, result.stderr
     line = result.stdout.strip()
     assert line.startswith("MissingExtraError: ") and "\n" not in line
-    assert library in line and 'pip install "fe[image]"' in line
+    assert library in line and 'pip install "./packages/fe-core[image]"' in line and '"fe-core[image]"' in line
     assert line.startswith(f"MissingExtraError: {feature} needs {library}")
 
 

@@ -87,7 +87,7 @@ def test_a_missing_backend_is_named_with_its_extra(blocked, path, extra):
             raise SystemExit("no ImportError")
     """)
     assert result.returncode == 0, result.stderr
-    assert f"pip install 'fe[{extra}]'" in result.stdout
+    assert f"pip install ./packages/fe-{extra} from a clone of fe (pip install fe-{extra} once released)" in result.stdout
     assert f"{path}.LeNet" in result.stdout
 
 

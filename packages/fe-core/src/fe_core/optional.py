@@ -4,7 +4,8 @@ fe-core's base install is numpy + natsort. Features that need more (image ops ne
 need plotly/matplotlib, CSVDataset needs pandas, ...) import their library through this function, lazily, when they
 are used. Without the library, the user gets one line naming the feature and the extra:
 
-    ImportError: ReadImage needs OpenCV (cv2), which is not installed: pip install "fe[image]"
+    ImportError: ReadImage needs OpenCV (cv2), which is not installed: pip install "./packages/fe-core[image]" from
+    a clone of fe (pip install "fe-core[image]" once released)
 
 Example:
     >>> np = import_optional("numpy", extra="image", feature="ReadImage")
@@ -16,6 +17,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 from typing import Optional
+
+from fe_core.install_hint import install_command
 
 __all__ = ["import_optional", "MissingExtraError"]
 
@@ -35,7 +38,7 @@ _LIBRARIES = {
 
 
 class MissingExtraError(ImportError):
-    """An optional library is not installed; the message names the `fe[...]` extra that installs it."""
+    """An optional library is not installed; the message names the fe-core extra that installs it."""
 
 
 def import_optional(module: str, extra: str, feature: Optional[str] = None) -> ModuleType:
@@ -58,5 +61,5 @@ def import_optional(module: str, extra: str, feature: Optional[str] = None) -> M
         top = module.split(".")[0]
         library = _LIBRARIES.get(top, top)
         who = feature or module
-        raise MissingExtraError(f"{who} needs {library}, which is not installed: pip install \"fe[{extra}]\" "
-                                f"(or \"fe-core[{extra}]\")") from error
+        raise MissingExtraError(f"{who} needs {library}, which is not installed: "
+                                f"{install_command('fe-core', extra)}") from error

@@ -10,9 +10,11 @@ import importlib
 import sys
 from typing import Any, Callable, Dict, Iterable, List, Tuple
 
+from fe_core.install_hint import BACKEND_DISTRIBUTIONS, install_command
+
 __all__ = ["attach"]
 
-# Backend packages -> the `fe[...]` extra that installs them, for the error a missing backend raises.
+# Backend packages -> the backend that holds them, for the error a missing backend raises.
 _BACKEND_EXTRAS = {"fe_torch": "torch", "torch": "torch", "fe_tf": "tf", "tensorflow": "tf", "keras": "tf"}
 
 
@@ -27,9 +29,9 @@ def _load(owner: str, name: str, target: str) -> Any:
         extra = _BACKEND_EXTRAS.get(missing) or (_BACKEND_EXTRAS.get(source) if missing in ("", source) else None)
         if extra is None:
             raise
-        backend = "fe-torch" if extra == "torch" else "fe-tf"
+        backend = BACKEND_DISTRIBUTIONS[extra]
         raise ImportError(f"{owner}.{name} needs the {backend} backend ({missing or source!r} is not installed): "
-                          f"pip install 'fe[{extra}]'") from error
+                          f"{install_command(backend)}") from error
     return getattr(module, attribute) if attribute else module
 
 

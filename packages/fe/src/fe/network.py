@@ -17,6 +17,7 @@ from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.tensorop.tensorop import TensorOp
 from fe_core.schedule.scheduler import Scheduler
 from fe_core.export import fe_export
+from fe_core.install_hint import install_command
 
 if TYPE_CHECKING:  # imported lazily by __getattr__ below
     from fe_tf.network import TFNetwork
@@ -54,7 +55,7 @@ def default_backend_name() -> str:
         return installed[0]
     raise BackendNotInstalledError(
         "fe.Network needs a backend, and neither fe-torch nor fe-tf is installed. Install one with: "
-        "pip install 'fe[torch]' (PyTorch) or pip install 'fe[tf]' (TensorFlow)")
+        f"{install_command('fe-torch')} for PyTorch, or {install_command('fe-tf')} for TensorFlow")
 
 
 @fe_export("fe.network.Network", "fe.Network")

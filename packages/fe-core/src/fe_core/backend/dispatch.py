@@ -27,6 +27,8 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
+from fe_core.install_hint import install_command
+
 __all__ = ["Dispatch", "FRAMEWORK_PACKAGES", "NUMPY_TYPES", "framework_of", "backend_module"]
 
 # top-level module of a class -> the fe package that implements tensor functions for it
@@ -68,7 +70,7 @@ def backend_module(package: str, group: str) -> ModuleType:
         if error.name not in (package, f"{package}.backend"):
             raise
         raise ImportError(f"Tensors of {_PACKAGE_NAMES.get(package, package)!r} need the {package.replace('_', '-')!r}"
-                          f" package for fe.backend functions; install fe[{_PACKAGE_NAMES.get(package, package)}]"
+                          f" package for fe.backend functions: {install_command(package.replace('_', '-'))}"
                           ) from error
 
 

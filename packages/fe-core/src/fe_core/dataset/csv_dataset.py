@@ -64,7 +64,7 @@ class CSVDataset(InMemoryDataset):
 
     CSVDataset reads entries from a CSV file, where the first row is the header. The root directory of the csv file
     may be accessed using `dataset.parent_path`. This may be useful if the csv contains relative path information
-    that you want to feed into, say, an image reading op. Needs pandas (`pip install "fe[table]"`).
+    that you want to feed into, say, an image reading op. Needs pandas (the `table` extra of fe-core).
 
     Args:
         file_path: The (absolute) path to the CSV file.

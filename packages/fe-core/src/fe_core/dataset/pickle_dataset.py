@@ -17,7 +17,7 @@ class PickleDataset(InMemoryDataset):
     PickleDataset reads entries from pickled pandas data-frames (`pandas.read_pickle`), one sample per row. The root
     directory of the pickle file may be accessed using `dataset.parent_path`. This may be useful if the file contains
     relative path information that you want to feed into, say, an image reading op. Needs pandas
-    (`pip install "fe[table]"`).
+    (the `table` extra of fe-core).
 
     Warning:
         Loading a pickle runs code stored in the file: only open pickle files you created yourself or that come from

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 from fe_core.framework.base import Backend
 from fe_core.determinism import deterministic_seed, on_seed
+from fe_core.install_hint import BACKEND_DISTRIBUTIONS, install_command
 
 __all__ = ["BackendNotInstalledError", "register_backend", "unregister_backend", "get_backend", "backend_for_model",
            "available_backends", "loaded_backends", "framework_backends"]
@@ -28,7 +29,7 @@ class BackendNotInstalledError(ImportError):
 class _Entry:
     name: str
     target: str  # "module:attribute"
-    extra: Optional[str]  # the `fe[...]` extra that installs it
+    extra: Optional[str]  # the short name of the fe distribution that installs it ('torch' -> fe-torch)
     framework_module: Optional[str]  # framework top-level module; None = always consulted
     factory: Optional[Callable[[], Backend]] = None
 
@@ -121,7 +122,8 @@ def get_backend(name: str) -> Backend:
             module = importlib.import_module(module_name)
         except ImportError as error:
             missing = getattr(error, "name", None) or module_name
-            hint = f" Install it with: pip install 'fe[{entry.extra}]'" if entry.extra else ""
+            distribution = BACKEND_DISTRIBUTIONS.get(entry.extra or "")
+            hint = f" Install it with: {install_command(distribution)}" if distribution else ""
             raise BackendNotInstalledError(
                 f"The {name!r} backend is not available ({missing!r} could not be imported).{hint}") from error
         backend = getattr(module, attribute)()

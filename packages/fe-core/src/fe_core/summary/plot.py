@@ -27,7 +27,7 @@ _MODE_ORDER = ("train", "eval", "test")
 _MODE_STYLE = {"train": {"linestyle": "-"}, "eval": {"linestyle": "--"}, "test": {"linestyle": "", "marker": "o"}}
 _ALWAYS_IGNORED = {"epoch"}  # the x axis is the step; the epoch is a bookkeeping value
 _MISSING_MATPLOTLIB = ("Plotting logs needs matplotlib, which is not installed: pip install matplotlib "
-                       "(it comes with pip install \"fe[plot]\")")
+                       "(it comes with the plot extra: pip install \"./packages/fe-core[plot]\" from a clone of fe)")
 
 
 def _import_figure() -> Any:

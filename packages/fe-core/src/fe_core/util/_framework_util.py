@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any, Dict, List, Optional, Tuple
 
 from fe_core.backend.dispatch import framework_of
+from fe_core.install_hint import install_command
 
 __all__ = ["util_module_for", "loaded_util_modules"]
 
@@ -26,8 +27,9 @@ def _import(package: str, module: str) -> ModuleType:
     except ModuleNotFoundError as error:
         if error.name not in (package, f"{package}.util"):
             raise
-        raise ImportError(f"fe.util needs the {package.replace('_', '-')} package for {_EXTRAS[package]} values: "
-                          f"pip install \"fe[{_EXTRAS[package]}]\"") from error
+        distribution = package.replace('_', '-')
+        raise ImportError(f"fe.util needs the {distribution} package for {_EXTRAS[package]} values: "
+                          f"{install_command(distribution)}") from error
 
 
 def util_module_for(value: Any, module: str) -> Optional[ModuleType]:

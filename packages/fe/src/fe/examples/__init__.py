@@ -18,7 +18,8 @@ later `fe test` in the same directory finds it (nothing is written to the tempor
 | `digits_tf_cnn` | tf | LeNet on the digits upscaled to 28x28 |
 | `digits_tf_mlp` | tf | a 3-layer MLP on the 64 pixels |
 
-They need the `examples` extra (scikit-learn) and their backend: `pip install "fe[torch,examples]"`.
+They need the `examples` extra (scikit-learn) and their backend; from a clone of fe:
+`pip install ./packages/fe-core ./packages/fe-torch "./packages/fe[torch,examples]"`.
 Importing this package imports no framework; each example imports only its own.
 """
 

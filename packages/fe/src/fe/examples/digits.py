@@ -38,7 +38,7 @@ def load_digits_datasets(eval_fraction: float = 0.15,
         from sklearn.datasets import load_digits  # pylint: disable=import-outside-toplevel
     except ImportError as error:
         raise ImportError("The digits examples need scikit-learn, which ships the data set: "
-                          "pip install 'fe[examples]' (or pip install scikit-learn)") from error
+                          "pip install scikit-learn (or, from a clone of fe, pip install \"./packages/fe[examples]\")") from error
     digits = load_digits()
     images = digits.images.astype(np.float32)
     if flatten:

@@ -21,7 +21,7 @@ def load_data(root_dir: Optional[str] = None) -> Tuple[NumpyDataset, NumpyDatase
     """Load and return the SVHN Cropped digits dataset.
 
     For more information about this dataset please visit http://ufldl.stanford.edu/housenumbers/. Here, we are using
-    Format 2 to get MNIST-like 32-by-32 images. Reading the .mat files needs SciPy (`pip install "fe[data]"`).
+    Format 2 to get MNIST-like 32-by-32 images. Reading the .mat files needs SciPy (the `data` extra of fe-core).
 
     Args:
         root_dir: The path to store the downloaded data. When `path` is not provided, the data will be saved into
