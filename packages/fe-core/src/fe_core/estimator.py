@@ -17,6 +17,7 @@ from fe_core.trace import EvalEssential, Logger, PerDSTrace, TestEssential, Trac
 from fe_core.trace import implemented_hooks
 from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.progress_bar import ProgressBar
+from fe_core.untrained_models import warn_models_never_updated
 from fe_core.export import fe_export
 from fe_core.misuse import check_ds_ids_exist, find_unavailable_input, suggest_keys, unavailable_key_message
 
@@ -324,6 +325,8 @@ class Estimator:
                 traces = self._sorted_traces(mode, epoch, ds_ids)
                 for ds_id in ds_ids:
                     monitors_seen |= self._warmup_step(traces, mode, epoch, ds_id, ds_ids, eager)
+        if "train" in pipeline_modes and get_communicator().is_main:
+            warn_models_never_updated(self.network.ops)
         unseen = self.monitor_names - monitors_seen
         if unseen:
             raise ValueError(f"monitor_names {sorted(unseen)} are not produced by the pipeline, the network or any "
