@@ -35,11 +35,12 @@ def network():
                          UpdateOp(model=model, loss_name="mse")])
 
 
-def test_get_results_is_a_dict_for_one_step_and_a_list_otherwise():
+def test_get_results_is_a_dict_for_one_batch_and_a_list_otherwise():
     pipeline = Pipeline(train_data=dataset(4), batch_size=4)
     assert isinstance(pipeline.get_results(), dict)
-    several = pipeline.get_results(num_steps=3)  # only one batch exists: still a list
-    assert isinstance(several, list) and len(several) == 1
+    assert isinstance(pipeline.get_results(num_steps=3), dict)  # only one batch exists: a dict, as FastEstimator
+    several = Pipeline(train_data=dataset(4), batch_size=1).get_results(num_steps=3)
+    assert isinstance(several, list) and len(several) == 3
     with pytest.raises(ValueError, match="num_steps"):
         pipeline.get_results(num_steps=0)
 

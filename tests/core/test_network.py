@@ -1,6 +1,7 @@
 """BaseNetwork: key resolution, op execution, lazy predictions, updates, slicers with pops, transform."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, List
 
 import numpy as np
@@ -146,13 +147,29 @@ def test_slicers_with_pops_round_trip_and_pop_outputs_need_no_unslicing():
     np.testing.assert_allclose(result["mse"], expected["mse"], rtol=1e-6)
 
 
-def test_slicers_demand_unslicing_of_wanted_op_outputs():
+def test_slicers_drop_wanted_op_outputs_nobody_unslices_with_one_warning():
     model = nb.build(2, 1)
     network = make_network([ModelOp(model=model, inputs="x", outputs="y_pred")],
-                           slicers=AxisSlicer(slice="x", minibatch_size=2))
-    with pytest.raises(ValueError, match=r"un-sliced.*'eval'.*\['y_pred'\]"):
-        network(mode="eval", epoch=1, ds_id="", desired_output_keys={"y_pred"})
+                           slicers=AxisSlicer(slice="x", unslice=None, minibatch_size=2))
+    with pytest.warns(UserWarning, match=r"un-slices.*\['x', 'y_pred'\].*'eval'.*whole.*dropped"):
+        with network(mode="eval", epoch=1, ds_id="", desired_output_keys={"y_pred", "x"}):
+            result = network.run_step(batch())
+    assert "y_pred" not in result  # a prediction nobody un-slices is dropped
+    np.testing.assert_array_equal(result["x"], batch()["x"])  # a sliced input comes back whole
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once per network and key
+        with network(mode="eval", epoch=1, ds_id="", desired_output_keys={"y_pred"}):
+            network.run_step(batch())
     network(mode="eval", epoch=1, ds_id="", desired_output_keys={"x2"})  # nothing wanted: fine
+
+
+def test_slicers_refuse_pops_reading_a_prediction_nobody_unslices():
+    model = nb.build(2, 1)
+    network = make_network([ModelOp(model=model, inputs="x", outputs="y_pred")],
+                           pops=NumpyLambda(fn=lambda y: y * 2, inputs="y_pred", outputs="z"),
+                           slicers=AxisSlicer(slice="x", minibatch_size=2))
+    with pytest.raises(ValueError, match=r"postprocessing.*\['y_pred'\]"):
+        network(mode="eval", epoch=1, ds_id="")
 
 
 def test_transform_on_a_dict_a_list_and_a_pipeline():
@@ -161,14 +178,15 @@ def test_transform_on_a_dict_a_list_and_a_pipeline():
                             MeanSquaredError(inputs=("y_pred", "y"), outputs="mse"),
                             UpdateOp(model=model, loss_name="mse")])
     w0 = model.W.copy()
-    single = network.transform(batch(), mode="train")
-    assert isinstance(single, dict) and single["y_pred"].shape == (6, 1)
     many = network.transform([batch(2), batch(3)], mode="eval")
     assert [r["y_pred"].shape for r in many] == [(2, 1), (3, 1)]
     pipeline = Pipeline(test_data=NumpyDataset(batch(5)), batch_size=2)
     results = network.transform(pipeline, mode="test")
     assert [r["y_pred"].shape[0] for r in results] == [2, 2, 1]
-    np.testing.assert_array_equal(model.W, w0)  # transform never trains
+    np.testing.assert_array_equal(model.W, w0)  # no weights change outside 'train'
+    single = network.transform(batch(), mode="train")
+    assert isinstance(single, dict) and single["y_pred"].shape == (6, 1)
+    assert not np.array_equal(model.W, w0)  # as in FastEstimator, a 'train' transform runs the UpdateOps
 
 
 def test_make_network_refuses_mixed_frameworks_and_duplicate_names():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import warnings
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, MutableMapping, Optional, Sequence, Set,
                     Tuple, Union, overload)
 
@@ -247,8 +248,9 @@ class BaseNetwork:
             produces including pops').
 
         Raises:
-            ValueError: If slicers are used and a wanted key was sliced or produced by a TensorOp but is never
-                un-sliced.
+            ValueError: If slicers are used and a postprocessing op reads a prediction no slicer un-slices. Other keys
+                no slicer un-slices are passed through (sliced inputs, whole) or dropped (predictions), with a
+                one-time warning.
         """
         slicers = get_current_items(self.slicers, mode, epoch, ds_id=ds_id)
         ops = get_current_items(self.ops, mode, epoch, ds_id=ds_id)
@@ -287,11 +289,38 @@ class BaseNetwork:
             wanted = set(desired_keys) if desired_keys is not None else set(produced)
             wanted |= pop_inputs
             # Keys produced by pops are computed after un-slicing, so they never need un-slicing.
-            must_unslice = (wanted & (slice_inputs | op_produced)) - unslice_inputs
-            if must_unslice:
-                raise ValueError(f"Since you are using Slicers, you must say how these keys are un-sliced in mode "
-                                 f"{mode!r}, epoch {epoch}, ds_id {ds_id!r}: {sorted(must_unslice)}")
+            not_unsliced = (wanted & (slice_inputs | op_produced)) - unslice_inputs
+            if not_unsliced:
+                outputs -= not_unsliced
+                self._warn_not_unsliced(not_unsliced, slice_inputs, pop_inputs, mode, epoch, ds_id)
         return needed, device_inputs, outputs, produced
+
+    def _warn_not_unsliced(self, keys: Set[str], slice_inputs: Set[str], pop_inputs: Set[str], mode: str,
+                           epoch: int, ds_id: str) -> None:
+        """Keys wanted after the ops that no slicer un-slices: a sliced input comes back whole (as the batch had it),
+        a prediction is dropped. Warned once per network and key (FastEstimator ran such networks as long as nobody
+        read the prediction). A postprocessing op reading a dropped prediction could never run: that is an error."""
+        dropped = keys - slice_inputs
+        unreadable = sorted(dropped & pop_inputs)
+        if unreadable:
+            raise ValueError(f"Since you are using Slicers, postprocessing ops can only read predictions a slicer "
+                             f"un-slices, but no slicer un-slices {unreadable} in mode {mode!r}, epoch {epoch}, ds_id "
+                             f"{ds_id!r}: add them to a slicer's `unslice` keys (e.g. MeanUnslicer for losses)")
+        warned = self.__dict__.setdefault("_warned_not_unsliced", set())
+        new = sorted(keys - warned)
+        if not new:
+            return
+        warned.update(new)
+        passed = [key for key in new if key in slice_inputs]
+        dropped_new = [key for key in new if key not in slice_inputs]
+        parts = []
+        if passed:
+            parts.append(f"sliced input(s) {passed} come back whole, as the batch had them")
+        if dropped_new:
+            parts.append(f"prediction(s) {dropped_new} are dropped")
+        warnings.warn(f"No slicer un-slices key(s) {new} (mode {mode!r}, epoch {epoch}, ds_id {ds_id!r}): "
+                      f"{'; '.join(parts)}. Name them in a slicer's `unslice` keys to fuse them back.",
+                      UserWarning, stacklevel=3)
 
     # ------------------------------------------------------------------ epoch context
     def __call__(self,
@@ -498,12 +527,13 @@ class BaseNetwork:
             from fe_core.slicer import forward_slicers, reverse_slicers  # pylint: disable=import-outside-toplevel
             to_numpy = self.backend.to_numpy
             results = []
-            for minibatch in forward_slicers(self.ctx_slicers, batch):
+            for minibatch in forward_slicers(self.ctx_slicers, batch, tensors=self.backend):
                 predictions = self._run_step(self._device_batch(minibatch))
                 merged = dict(minibatch)
                 merged.update({key: to_numpy(value) for key, value in predictions.items()})
                 results.append(merged)
-            result: MutableMapping[str, Any] = dict(reverse_slicers(self.ctx_slicers, results, batch))
+            result: MutableMapping[str, Any] = dict(reverse_slicers(self.ctx_slicers, results, batch,
+                                                                    tensors=self.backend))
         else:
             result = PredictionBatch(batch, self._run_step(self._device_batch(batch)), self.backend.to_numpy)
         state = self.ctx_state
@@ -530,20 +560,25 @@ class BaseNetwork:
     def transform(self, data: Any, mode: str, epoch: int = 1, ds_id: str = "") -> Any:
         """Run the network on one batch (a dict), a list of batches, or every batch of a Pipeline.
 
+        As in FastEstimator, this is one real step of `mode`: in 'train' mode UpdateOps run and the models' weights
+        change (scripts that step a model by hand rely on it); in other modes no weights change.
+
         Args:
-            data: A dict of numpy arrays (one batch), an iterable of such dicts, or a Pipeline (every batch of its
-                `mode` data).
+            data: A dict of arrays or tensors (one batch: numpy arrays, torch or tf tensors), an iterable of such
+                dicts, or a Pipeline (every batch of its `mode` data, unshuffled).
             mode: The mode to run the ops of ('train', 'eval', 'test', 'infer').
             epoch: The epoch whose schedules apply.
             ds_id: The dataset id.
 
         Returns:
-            The prediction dict overlaid on the input (numpy) for a dict, else a list of them. No weights change:
-            updates are run as in warmup.
+            The predictions overlaid on the input batch, for a dict; else a list of them. Values are the network's
+            framework tensors on the host (torch tensors for a torch network, tf tensors for a TensorFlow one, as
+            FastEstimator returns them); strings and other non-numeric values are left as they are.
 
         Raises:
             TypeError: If `data` is not a dict, an iterable of dicts, or a Pipeline.
         """
+        from fe_core.framework.public import to_host  # pylint: disable=import-outside-toplevel
         from fe_core.pipeline import Pipeline  # pylint: disable=import-outside-toplevel
         single = isinstance(data, Mapping)
         if not single and not isinstance(data, Pipeline):
@@ -557,15 +592,20 @@ class BaseNetwork:
                     raise TypeError(f"Network.transform: element {index} of the data is a {type(batch).__name__}, "
                                     f"not a dict of arrays")
         results = []
-        with self(mode=mode, epoch=epoch, ds_id=ds_id, warmup=True, eager=single):
+        with self(mode=mode, epoch=epoch, ds_id=ds_id, eager=single and not self.slicers):
             if isinstance(data, Pipeline):
                 with data(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False) as loader:
                     for batch in loader:
-                        results.append(self._materialize(self.run_step(dict(batch))))
+                        results.append(self._public(self.run_step(dict(batch))))
             else:
                 for batch in [data] if single else data:
-                    results.append(self._materialize(self.run_step(dict(batch))))
+                    results.append(self._public(self.run_step(to_host(dict(batch)))))
         return results[0] if single else results
+
+    def _public(self, result: MutableMapping[str, Any]) -> Dict[str, Any]:
+        """A step's result as user code gets it: a plain dict of this backend's host tensors."""
+        from fe_core.framework.public import to_public  # pylint: disable=import-outside-toplevel
+        return to_public(self._materialize(result), self.backend)
 
     @staticmethod
     def _materialize(result: MutableMapping[str, Any]) -> Dict[str, Any]:

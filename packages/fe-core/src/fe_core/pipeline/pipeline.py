@@ -312,35 +312,53 @@ class Pipeline:
 
     def get_results(self, mode: str = "train", epoch: int = 1, ds_id: str = "", num_steps: int = 1,
                     shuffle: bool = False) -> Union[Dict[str, Any], List[Dict[str, Any]]]:
-        """The first `num_steps` batches of an epoch (for looking at what the Pipeline produces).
+        """Get sample Pipeline outputs: the first `num_steps` batches of an epoch, as user code sees them.
+
+        The batches hold framework tensors, as in FastEstimator: torch tensors (on the CPU) when torch is installed;
+        in an install without torch, the installed framework's tensors (TensorFlow); numpy arrays only where no
+        framework is installed. A framework loader given as data (a `tf.data.Dataset`, a torch `DataLoader`) yields
+        its own batches unchanged (tf tensors for `tf.data`). Non-numeric values (strings) are left as they are.
+        The Pipeline computes on numpy; the conversion happens here, once per batch.
 
         Args:
-            mode: 'train', 'eval' or 'test'.
-            epoch: The epoch (from 1), for Schedulers.
-            ds_id: The dataset id.
-            num_steps: How many batches to get.
-            shuffle: Whether to shuffle the data first.
+            mode: The execution mode in which to run: 'train', 'eval' or 'test'.
+            epoch: The epoch index to run (from 1), for Schedulers.
+            ds_id: The current dataset id.
+            num_steps: Number of steps (batches) to get.
+            shuffle: Whether to use shuffling (ignored for framework loaders, which shuffle as they were built to).
 
         Returns:
-            The batch dict when `num_steps` is 1, else a list of (at most `num_steps`) batches.
+            As FastEstimator: the batch dict when exactly one batch was produced, else a list of the (at most
+            `num_steps`) batches; an empty list when the data has no batch (e.g. a Scheduler gives no dataset for
+            `epoch`).
 
         Raises:
             ValueError: If `num_steps` is not a positive integer.
             KeyError: If there is no data for `mode` / `ds_id`.
+
+        Example:
+            >>> # batch = pipeline.get_results(mode="eval"); batch["x"].numpy()  # torch tensors, as FastEstimator
         """
+        from fe_core.framework.public import public_backend, to_public  # pylint: disable=import-outside-toplevel
         if not _is_positive_int(num_steps):
             raise ValueError(f"get_results num_steps must be a positive integer, got {num_steps!r}")
         results: List[Dict[str, Any]] = []
-        with self(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=shuffle, steps_per_epoch=None) as loader:
-            for batch in loader:
+        dataset = self._dataset(mode, epoch, ds_id)
+        if dataset is None:
+            return results
+        if native_dataset_backend(dataset) is not None:
+            for batch in dataset:  # the user's own loader, yielding its framework's tensors
                 results.append(batch)
                 if len(results) >= num_steps:
                     break
-        if num_steps == 1:
-            if not results:
-                raise ValueError(f"Pipeline produced no batch in mode {mode!r}, epoch {epoch}, ds_id {ds_id!r}")
-            return results[0]
-        return results
+        else:
+            backend = public_backend()
+            with self(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=shuffle, steps_per_epoch=None) as loader:
+                for batch in loader:
+                    results.append(to_public(batch, backend))
+                    if len(results) >= num_steps:
+                        break
+        return results[0] if len(results) == 1 else results
 
     def transform(self, data: Dict[str, Any], mode: str, epoch: int = 1, ds_id: str = "", target_type: str = "np"
                   ) -> Union[Dict[str, Any], FilteredData]:

@@ -6,7 +6,8 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from fe_core.slicer.slicer import Slicer
+from fe_core.framework.public import restore_like
+from fe_core.slicer.slicer import Slicer, host_array
 from fe_core.export import fe_export
 
 __all__ = ["AxisSlicer"]
@@ -66,7 +67,10 @@ class AxisSlicer(Slicer):
         self.minibatch_size: Optional[int] = None if minibatch_size is None else int(minibatch_size)
 
     def _slice_batch(self, batch: Any) -> List[Any]:
-        batch = np.asarray(batch)
+        pieces = self._slice_host(host_array(batch))
+        return pieces if isinstance(batch, np.ndarray) else restore_like(pieces, batch)
+
+    def _slice_host(self, batch: np.ndarray) -> List[np.ndarray]:
         if not -batch.ndim <= self.axis < batch.ndim:
             raise ValueError(f"axis {self.axis} is out of range for an array of rank {batch.ndim}")
         # Views, not copies: the backend copies each minibatch once when it converts it to a tensor.
@@ -78,7 +82,10 @@ class AxisSlicer(Slicer):
         return np.split(batch, range(self.minibatch_size, length, self.minibatch_size), axis=self.axis)
 
     def _unslice_batch(self, slices: Tuple[Any, ...], key: str) -> Any:
-        pieces = [np.asarray(piece) for piece in slices]
+        fused = self._unslice_host([host_array(piece) for piece in slices])
+        return fused if not slices or isinstance(slices[0], np.ndarray) else restore_like(fused, slices[0])
+
+    def _unslice_host(self, pieces: List[np.ndarray]) -> np.ndarray:
         if self.minibatch_size is None:
             return np.stack(pieces, axis=self.axis)
         if pieces[0].ndim == 0:

@@ -5,7 +5,8 @@ from typing import Any, Iterable, Sequence, Tuple, Union
 
 import numpy as np
 
-from fe_core.slicer.slicer import Slicer
+from fe_core.framework.public import restore_like
+from fe_core.slicer.slicer import Slicer, host_array
 from fe_core.export import fe_export
 
 __all__ = ["MeanUnslicer"]
@@ -35,7 +36,7 @@ class MeanUnslicer(Slicer):
         super().__init__(slice=None, unslice=unslice, mode=mode, ds_id=ds_id)
 
     def _unslice_batch(self, slices: Tuple[Any, ...], key: str) -> Any:
-        values = [np.asarray(value) for value in slices]
+        values = [host_array(value) for value in slices]
         shapes = {value.shape for value in values}
         if len(shapes) > 1:
             raise ValueError(f"MeanUnslicer averages values of one shape, got {sorted(shapes)}")
@@ -43,7 +44,7 @@ class MeanUnslicer(Slicer):
         for value in values[1:]:
             total += value
         total /= len(values)
-        return total
+        return total if isinstance(slices[0], np.ndarray) else restore_like(total, slices[0])
 
     def __repr__(self) -> str:
         return f"MeanUnslicer(unslice={self.unslice_inputs})"

@@ -1,12 +1,13 @@
 """`Slicer`, the base class of the objects that cut one batch into minibatches and fuse the results back.
 
-A Network with slicers cuts the pipeline's numpy batch into minibatches (`forward_slicers`), runs its TensorOps on each
-minibatch in turn (so a batch too big for the device still fits), brings every minibatch's predictions back to numpy,
-and fuses them into one batch (`reverse_slicers`) before the postprocessing ops and the traces see it. Slicers
-therefore only ever handle numpy arrays on the CPU and are framework-free.
+A Network with slicers cuts the pipeline's batch into minibatches (`forward_slicers`), runs its TensorOps on each
+minibatch in turn (so a batch too big for the device still fits), brings every minibatch's predictions back to the host,
+and fuses them into one batch (`reverse_slicers`) before the postprocessing ops and the traces see it.
 
 A subclass that slices implements `_slice_batch` (one array in, a list of pieces out); one that un-slices implements
-`_unslice_batch` (a tuple of pieces and their key in, one array out).
+`_unslice_batch` (a tuple of pieces and their key in, one array out). As in FastEstimator, a user's subclass is handed
+the framework's (host) tensors, so it may use torch or TensorFlow ops; the built-in slicers compute on numpy and hand
+back the type they were given (numpy arrays, torch tensors or tf tensors).
 """
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ import numpy as np
 from fe_core.containers import to_list, to_set
 from fe_core.modes import check_ds_id, check_io_names, parse_modes
 from fe_core.export import fe_export
+from fe_core.framework.public import to_host
 
-__all__ = ["Slicer"]
+__all__ = ["Slicer", "host_array", "is_builtin_kernel"]
 
 # Errors that a slicing/un-slicing kernel raises on data it cannot handle; they are re-raised naming the key.
 _DATA_ERRORS = (ValueError, IndexError, TypeError)
@@ -169,6 +171,20 @@ class Slicer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(slice={self.slice_inputs}, unslice={self.unslice_inputs})"
+
+
+def host_array(value: Any) -> np.ndarray:
+    """`value` (a numpy array, number, or a torch / tf tensor) as a numpy array on the host."""
+    if isinstance(value, np.ndarray):
+        return value
+    return np.asarray(to_host(value))
+
+
+def is_builtin_kernel(slicer: Slicer, method: str) -> bool:
+    """Whether `slicer`'s `method` ('_slice_batch' / '_unslice_batch') is one of fe's own (which take numpy arrays),
+    rather than a user's override (which is handed framework tensors, as in FastEstimator)."""
+    function = getattr(type(slicer), method, None)
+    return getattr(function, "__module__", "").startswith("fe_core.")
 
 
 def _summarize_shapes(shapes: List[Tuple[int, ...]]) -> str:

@@ -2,17 +2,23 @@
 
 The Network calls these on numpy data:
 
-    sanity_assert_slicers(slicers)                     # once per (mode, epoch, ds_id)
-    minibatches = forward_slicers(slicers, batch)      # every step
+    sanity_assert_slicers(slicers)                                     # once per (mode, epoch, ds_id)
+    minibatches = forward_slicers(slicers, batch, tensors=backend)     # every step
     ... run the TensorOps on each minibatch, convert its predictions to numpy, merge them into the minibatch ...
-    batch = reverse_slicers(slicers, results, batch)   # then postprocessing ops and traces see `batch`
+    batch = reverse_slicers(slicers, results, batch, tensors=backend)  # then postprocessing ops and traces see it
+
+Called by user code, they work on numpy arrays, torch tensors or tf tensors and return what they were given. With
+`tensors` (a backend), the data is numpy and a user's own `_slice_batch` / `_unslice_batch` is handed that backend's
+host tensors (it may use framework ops, as in FastEstimator) and its results come back as numpy.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from fe_core.export import fe_export
-from fe_core.slicer.slicer import Slicer
+from fe_core.framework.base import Backend
+from fe_core.framework.public import PUBLIC_DEVICE
+from fe_core.slicer.slicer import Slicer, is_builtin_kernel
 
 __all__ = ["sanity_assert_slicers", "forward_slicers", "reverse_slicers"]
 
@@ -54,7 +60,8 @@ def sanity_assert_slicers(slicers: Sequence[Slicer]) -> None:
 
 
 @fe_export("fe.slicer.slicer.forward_slicers")
-def forward_slicers(slicers: Sequence[Slicer], data: Mapping[str, Any]) -> List[Dict[str, Any]]:
+def forward_slicers(slicers: Sequence[Slicer], data: Mapping[str, Any], *,
+                    tensors: Optional[Backend] = None) -> List[Dict[str, Any]]:
     """Cut a batch into minibatches with every slicer that slices.
 
     Each minibatch holds its piece of every sliced key, plus every key no slicer cuts, shared unchanged (the same
@@ -62,7 +69,9 @@ def forward_slicers(slicers: Sequence[Slicer], data: Mapping[str, Any]) -> List[
 
     Args:
         slicers: The slicers of this step.
-        data: The batch (numpy arrays).
+        data: The batch (numpy arrays, torch tensors or tf tensors).
+        tensors: For numpy data, the backend whose host tensors a user's own `_slice_batch` is handed (fe-specific;
+            the Network passes its backend). None: every slicer gets `data`'s values as they are.
 
     Returns:
         The minibatches, in order.
@@ -89,7 +98,11 @@ def forward_slicers(slicers: Sequence[Slicer], data: Mapping[str, Any]) -> List[
         if missing:
             raise KeyError(f"{slicer!r} slices key(s) {missing}, which the batch does not have; batch keys: "
                            f"{sorted(data)}")
-        pieces = slicer.slice_batches(tuple(data[key] for key in slicer.slice_inputs))
+        inputs = tuple(data[key] for key in slicer.slice_inputs)
+        if tensors is not None and not is_builtin_kernel(slicer, "_slice_batch"):
+            pieces = tensors.to_numpy(slicer.slice_batches(tensors.to_tensor(inputs, PUBLIC_DEVICE)))
+        else:
+            pieces = slicer.slice_batches(inputs)
         if not minibatches:
             minibatches = [dict(zip(slicer.slice_inputs, piece)) for piece in pieces]
             first_slicer = slicer
@@ -112,7 +125,7 @@ def forward_slicers(slicers: Sequence[Slicer], data: Mapping[str, Any]) -> List[
 
 @fe_export("fe.slicer.slicer.reverse_slicers")
 def reverse_slicers(slicers: Sequence[Slicer], data: Sequence[Mapping[str, Any]],
-                    original_data: Mapping[str, Any]) -> Dict[str, Any]:
+                    original_data: Mapping[str, Any], *, tensors: Optional[Backend] = None) -> Dict[str, Any]:
     """Fuse processed minibatches back into one batch.
 
     Every key a slicer un-slices and the minibatches hold is fused by that slicer (a declared key the minibatches do
@@ -122,8 +135,10 @@ def reverse_slicers(slicers: Sequence[Slicer], data: Sequence[Mapping[str, Any]]
 
     Args:
         slicers: The slicers of this step.
-        data: The minibatches after the ops ran, predictions included (numpy arrays).
+        data: The minibatches after the ops ran, predictions included (numpy arrays, torch or tf tensors).
         original_data: The batch before slicing.
+        tensors: For numpy data, the backend whose host tensors a user's own `_unslice_batch` is handed (fe-specific;
+            the Network passes its backend). None: every slicer gets the values as they are.
 
     Returns:
         The fused batch (empty when `data` is empty).
@@ -145,8 +160,14 @@ def reverse_slicers(slicers: Sequence[Slicer], data: Sequence[Mapping[str, Any]]
     for slicer in slicers:
         for key in slicer.unslice_inputs:
             if key in first:
-                fused[key] = slicer.unslice_batches(tuple(minibatch[key] for minibatch in data), key=key)
+                fused[key] = _unslice(slicer, tuple(minibatch[key] for minibatch in data), key, tensors)
     for key in first:
         if key not in fused:
             fused[key] = original_data[key] if key in original_data else first[key]
     return fused
+
+
+def _unslice(slicer: Slicer, slices: Tuple[Any, ...], key: str, tensors: Optional[Backend]) -> Any:
+    if tensors is not None and not is_builtin_kernel(slicer, "_unslice_batch"):
+        return tensors.to_numpy(slicer.unslice_batches(tensors.to_tensor(slices, PUBLIC_DEVICE), key=key))
+    return slicer.unslice_batches(slices, key=key)

@@ -7,7 +7,8 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from fe_core.containers import to_list
-from fe_core.slicer.slicer import Slicer
+from fe_core.framework.public import restore_like
+from fe_core.slicer.slicer import Slicer, host_array
 from fe_core.export import fe_export
 
 __all__ = ["SlidingSlicer"]
@@ -169,24 +170,27 @@ class SlidingSlicer(Slicer):
 
     # ------------------------------------------------------------------ slicing
     def slice_batches(self, batches: Tuple[Any, ...]) -> List[Tuple[Any, ...]]:
-        arrays = tuple(np.asarray(batch) for batch in batches)
-        if arrays:
-            self._check_rank(arrays[0].shape)
-            reference = arrays[0].shape
-            for key, array in zip(self.slice_inputs[1:], arrays[1:]):
-                self._check_rank(array.shape)
+        shapes = [_shape(batch) for batch in batches]
+        if shapes:
+            self._check_rank(shapes[0])
+            reference = shapes[0]
+            for key, shape in zip(self.slice_inputs[1:], shapes[1:]):
+                self._check_rank(shape)
                 mismatched = [axis for axis, windowed in enumerate(self._windowed)
-                              if windowed and array.shape[axis] != reference[axis]]
+                              if windowed and shape[axis] != reference[axis]]
                 if mismatched:
                     raise ValueError(f"{self!r} needs every sliced key to have the same size along the windowed axes "
                                      f"{mismatched}, but {self.slice_inputs[0]!r} has shape {reference} and {key!r} "
-                                     f"has shape {array.shape}")
+                                     f"has shape {shape}")
             if self.unslice_inputs and not self.static_unslice_shape:
-                self.unslice_shape = [int(dim) for dim in reference]
-        return super().slice_batches(arrays)
+                self.unslice_shape = list(reference)
+        return super().slice_batches(tuple(batches))
 
     def _slice_batch(self, batch: Any) -> List[Any]:
-        batch = np.asarray(batch)
+        pieces = self._slice_host(host_array(batch))
+        return pieces if isinstance(batch, np.ndarray) else restore_like(pieces, batch)
+
+    def _slice_host(self, batch: np.ndarray) -> List[np.ndarray]:
         self._check_rank(batch.shape)
         cuts, pads = self._cuts(batch.shape, self._windowed)
         if any(pads):
@@ -206,7 +210,11 @@ class SlidingSlicer(Slicer):
         if self.unslice_shape is None:
             raise ValueError("it has no shape to restore: slice a batch with this slicer first, or give "
                              "unslice_shape")
-        pieces = [np.asarray(piece) for piece in slices]
+        merged = self._unslice_host([host_array(piece) for piece in slices])
+        return merged if not slices or isinstance(slices[0], np.ndarray) else restore_like(merged, slices[0])
+
+    def _unslice_host(self, pieces: List[np.ndarray]) -> np.ndarray:
+        assert self.unslice_shape is not None
         if self.auto_squeeze:
             pieces = [np.expand_dims(piece, axis=tuple(self.auto_squeeze)) for piece in pieces]
             self._check_rank(pieces[0].shape)
@@ -244,6 +252,14 @@ class SlidingSlicer(Slicer):
     def __repr__(self) -> str:
         return (f"SlidingSlicer(window_size={self.window_size}, strides={self.strides}, slice={self.slice_inputs}, "
                 f"unslice={self.unslice_inputs})")
+
+
+def _shape(value: Any) -> Tuple[int, ...]:
+    """The shape of a numpy array, number or framework tensor, as a tuple of ints (no copy to the host)."""
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        return tuple(np.shape(value))
+    return tuple(int(dim) for dim in shape)
 
 
 def _is_int(value: Any) -> bool:
