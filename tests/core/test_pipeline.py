@@ -323,9 +323,8 @@ def test_scheduled_batch_op_and_repeat_scheduler():
 
 
 def test_two_batch_ops_in_force_are_refused():
-    pipeline = Pipeline(train_data=indexed_dataset(4), ops=[Batch(batch_size=2), Batch(batch_size=3)])
-    with pytest.raises(ValueError, match="2 Batch ops in mode 'train' epoch 1"):
-        pipeline(mode="train")
+    with pytest.raises(ValueError, match="2 Batch ops for mode 'train', epoch 1"):  # when built, as in FastEstimator
+        Pipeline(train_data=indexed_dataset(4), ops=[Batch(batch_size=2), Batch(batch_size=3)])
 
 
 def test_scheduled_datasets_and_modes():
@@ -555,12 +554,14 @@ def test_native_loaders_are_iterated_as_is():
     loader = FakeLoader([{"x": np.zeros(3)}, {"x": np.ones(3)}])
     register_backend("fake", FakeBackend())
     try:
-        pipeline = Pipeline(train_data=loader, batch_size=2,
-                            ops=[LambdaOp(fn=lambda x: x + 5, inputs="x", outputs="x")])
+        pipeline = Pipeline(train_data=loader)
         batches = epoch_batches(pipeline)
-        assert [b["x"].tolist() for b in batches] == [[0, 0, 0], [1, 1, 1]]  # ops are not applied
+        assert [b["x"].tolist() for b in batches] == [[0, 0, 0], [1, 1, 1]]
         assert len(epoch_batches(pipeline, steps_per_epoch=5)) == 5
         assert pipeline.get_num_steps("train", 1) == 2
+        assert pipeline.get_loader("train") is loader
+        with pytest.raises(AssertionError, match="batch_size, ops only apply to fe datasets"):  # as in FastEstimator
+            Pipeline(train_data=loader, batch_size=2, ops=[LambdaOp(fn=lambda x: x + 5, inputs="x", outputs="x")])
     finally:
         unregister_backend("fake")
 

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import copy
+import math
+import random
 import warnings
 from typing import Any, Dict, Iterable, List, Literal, Optional, Set, Tuple, Union, overload
 
@@ -9,6 +11,7 @@ import numpy as np
 
 from fe_core.framework import Backend, framework_backends
 from fe_core.containers import to_list
+from fe_core.dataset.dataset import InMemoryDataset
 from fe_core.distributed.communicator import get_communicator
 from fe_core.modes import check_ds_id
 from fe_core.op.numpyop.batch import Batch, collate_samples
@@ -18,10 +21,11 @@ from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.pipeline.position import EpochPosition, PositionTracker
 from fe_core.pipeline.loader import EpochLoader
 from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
-from fe_core.schedule.scheduler import Scheduler, get_current_items
+from fe_core.schedule.scheduler import EpochScheduler, RepeatScheduler, Scheduler, get_current_items, \
+    get_signature_epochs
 from fe_core.export import fe_export
 
-__all__ = ["Pipeline", "is_native_dataset"]
+__all__ = ["Pipeline", "PipelineConfigError", "is_native_dataset"]
 
 _DATA_MODES = ("train", "eval", "test")
 
@@ -49,18 +53,100 @@ def is_native_dataset(dataset: Any) -> bool:
     return native_dataset_backend(dataset) is not None
 
 
-class _PipelineContext:
-    """What `Pipeline.__call__` returns: a context manager whose `__enter__` gives the epoch's loader."""
+class PipelineConfigError(ValueError, AssertionError):
+    """An invalid Pipeline configuration. A ValueError, and an AssertionError as FastEstimator raises for the same
+    cases, so `except AssertionError` clauses written for FastEstimator keep working."""
 
-    def __init__(self, loader: EpochLoader, tracker: PositionTracker) -> None:
+
+class _PipelineContext:
+    """What `Pipeline.__call__` returns: a context manager whose `__enter__` gives the epoch's loader.
+
+    A Pipeline hands out one loader at a time (as in FastEstimator): entering a second context while one is active
+    raises ValueError.
+    """
+
+    def __init__(self, pipeline: "Pipeline", loader: EpochLoader, tracker: PositionTracker) -> None:
+        self.pipeline = pipeline
         self.loader = loader
         self.tracker = tracker
 
     def __enter__(self) -> EpochLoader:
+        if self.pipeline._active_context is not None:
+            raise ValueError("You cannot generate a new loader from this Pipeline before closing its other loader "
+                             "(Pipeline contexts cannot be nested)")
+        self.pipeline._active_context = self
         return self.loader
 
     def __exit__(self, *exc_info: Any) -> None:
+        if self.pipeline._active_context is self:
+            self.pipeline._active_context = None
         self.tracker.active = None
+
+
+class _BatchedItems:
+    """A user's dataset whose items are lists of sample dicts (pre-batched, as BatchDataset's are), marked so that the
+    Pipeline runs its per-sample ops on each sample of an item and collates the item into one batch."""
+
+    fe_batched = True
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+        reset = getattr(dataset, "fe_reset_ds", None)
+        if callable(reset):
+            self.fe_reset_ds = reset
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.dataset[index]
+
+    def keys(self) -> List[str]:
+        """Every key of the first item's samples (samples may have disjoint keys)."""
+        keys: Dict[str, None] = {}
+        for sample in _peek(self.dataset):
+            keys.update(dict.fromkeys(sample))
+        return list(keys)
+
+
+def _peek(dataset: Any) -> Any:
+    """`dataset[0]`, leaving numpy's and python's random states as they were (a peek never shifts the run's random
+    stream)."""
+    numpy_state, python_state = np.random.get_state(), random.getstate()
+    try:
+        return dataset[0]
+    finally:
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)
+
+
+def _items_are_batches(dataset: Any) -> bool:
+    """Whether `dataset[i]` returns a list of sample dicts (a pre-batched dataset) rather than one sample dict.
+
+    fe's own dict-returning datasets are known without looking (looking at some would consume a generator sample);
+    wrappers (ExtendDataset, CombinedDataset) are judged by what they wrap; any other dataset's first item is
+    peeked at.
+    """
+    if getattr(dataset, "fe_batched", False):
+        return True
+    if isinstance(dataset, InMemoryDataset):  # its samples are dicts by contract (subclasses too)
+        return False
+    getitem = getattr(type(dataset), "__getitem__", None)
+    if getattr(getitem, "__module__", "").startswith("fe_core."):
+        inner = getattr(dataset, "dataset", None)
+        if inner is not None and inner is not dataset:
+            return _items_are_batches(inner)
+        members = getattr(dataset, "datasets", None)
+        if isinstance(members, list) and members and not callable(getattr(dataset, "sub_ds_ids", None)):
+            return _items_are_batches(members[0])
+        return False
+    try:
+        if len(dataset) == 0:
+            return False
+        item = _peek(dataset)
+    except Exception:  # pylint: disable=broad-except  # the loader reports a dataset that cannot be read
+        return False
+    return isinstance(item, list) and bool(item) and all(isinstance(sample, dict) for sample in item)
 
 
 @fe_export("fe.pipeline.Pipeline", "fe.Pipeline")
@@ -125,7 +211,15 @@ class Pipeline:
                                         or num_process < 0):
             raise ValueError(f"Pipeline num_process must be None or a non-negative integer, got {num_process!r}")
         self.num_process = num_process
+        self._check_framework_sources(batch_size, ops, num_process)
+        self._check_batch_ops()
         self._position = PositionTracker()
+        self._active_context: Optional[_PipelineContext] = None  # the loader context now entered, if any
+        self._bare_contexts: List[_PipelineContext] = []  # contexts entered by `with pipeline as loader`
+        # What `with pipeline as loader` uses: the last `pipeline(...)` call's settings (FastEstimator's defaults first)
+        self._context_args: Dict[str, Any] = {"mode": "train", "epoch": 1, "ds_id": "", "shuffle": None,
+                                              "steps_per_epoch": None, "output_keys": None}
+        self._batched_items: Dict[int, Tuple[Any, bool]] = {}  # id(dataset) -> (dataset, items are batches)
 
     # ------------------------------------------------------------------ validation
     @staticmethod
@@ -181,6 +275,71 @@ class Pipeline:
                     raise TypeError(f"Pipeline ops must be NumpyOps (or Schedulers of NumpyOps), got "
                                     f"{type(op).__name__} at position {position}")
 
+    def _sources(self) -> List[Any]:
+        """Every dataset the Pipeline holds (the values of Schedulers included)."""
+        sources = []
+        for datasets in self.data.values():
+            for dataset in datasets.values():
+                values = dataset.get_all_values() if isinstance(dataset, Scheduler) else [dataset]
+                sources.extend(value for value in values if value is not None)
+        return sources
+
+    def _check_framework_sources(self, batch_size: Any, ops: Any, num_process: Any) -> None:
+        """Refuse `batch_size`, `ops` and `num_process` when every source is a framework loader (a torch DataLoader, a
+        tf.data.Dataset: already batched, they never run them), as FastEstimator does; warn when some sources are fe
+        datasets (there they apply)."""
+        sources = self._sources()
+        native = [source for source in sources if is_native_dataset(source)]
+        if not native:
+            return
+        given = [name for name, value in (("batch_size", batch_size), ("ops", ops), ("num_process", num_process))
+                 if value is not None]
+        kinds = sorted({type(source).__name__ for source in native})
+        if len(native) == len(sources):
+            if given:
+                raise PipelineConfigError(f"Pipeline {', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} "
+                                          f"to fe datasets, but every data source is a framework loader ({kinds}), "
+                                          f"which is already batched and preprocessed: batch and preprocess it "
+                                          f"yourself, or give an fe dataset")
+            return
+        for name in given:
+            warnings.warn(f"Pipeline {name} only applies to the fe datasets, not to the framework loaders ({kinds})",
+                          UserWarning, stacklevel=3)
+
+    def _check_batch_ops(self) -> None:
+        """Refuse two Batch ops for one epoch, mode and ds_id (as FastEstimator does, when the Pipeline is built)."""
+        batch_items = [item for item in self.ops if isinstance(item, Batch) or (
+            isinstance(item, Scheduler) and any(isinstance(value, Batch) for value in item.get_all_values()))]
+        if len(batch_items) < 2:
+            return
+        schedulers = [item for item in batch_items if isinstance(item, Scheduler)]
+        horizon = 1
+        for scheduler in schedulers:
+            if isinstance(scheduler, EpochScheduler):
+                horizon = max(horizon, max(scheduler.epoch_dict))
+            elif not isinstance(scheduler, RepeatScheduler):
+                horizon = max(horizon, 100)  # an unknown kind of Scheduler: look at its first 100 epochs
+        cycle = 1
+        for scheduler in schedulers:
+            if isinstance(scheduler, RepeatScheduler):
+                cycle = cycle * scheduler.cycle_length // math.gcd(cycle, scheduler.cycle_length)
+        epochs = get_signature_epochs(batch_items, horizon + cycle) if schedulers else [1]
+        for mode, datasets in self.data.items():
+            ds_ids = set(datasets)
+            for dataset in datasets.values():
+                values = dataset.get_all_values() if isinstance(dataset, Scheduler) else [dataset]
+                for value in values:
+                    if value is not None and callable(getattr(value, "sub_ds_ids", None)):
+                        ds_ids.update(value.sub_ds_ids(""))  # an InterleaveDataset's named members
+            for ds_id in sorted(ds_ids):
+                for epoch in epochs:
+                    active = [op for op in get_current_items(batch_items, run_modes=mode, epoch=epoch, ds_id=ds_id)
+                              if isinstance(op, Batch)]
+                    if len(active) > 1:
+                        raise PipelineConfigError(f"Pipeline has {len(active)} Batch ops for mode {mode!r}, epoch "
+                                                  f"{epoch}, ds_id {ds_id!r}: you may provide at most 1 Batch op for "
+                                                  f"a given epoch/mode/ds_id combination")
+
     # ------------------------------------------------------------------ resolution (once per call)
     def _dataset(self, mode: str, epoch: int, ds_id: str) -> Any:
         if mode not in self.data:
@@ -204,7 +363,7 @@ class Pipeline:
         ops = get_current_items(self.ops, run_modes=mode, epoch=epoch, ds_id=ds_id)
         batch_positions = [index for index, op in enumerate(ops) if isinstance(op, Batch)]
         if len(batch_positions) > 1:
-            raise ValueError(f"Pipeline has {len(batch_positions)} Batch ops in mode {mode!r} epoch {epoch} ds_id "
+            raise PipelineConfigError(f"Pipeline has {len(batch_positions)} Batch ops in mode {mode!r} epoch {epoch} ds_id "
                              f"{ds_id!r}; at most one Batch may apply to a given mode, epoch and ds_id")
         if not batch_positions:
             return ops, None, []
@@ -240,10 +399,20 @@ class Pipeline:
             raise TypeError(f"Pipeline data in mode {mode!r} ds_id {ds_id!r} ({type(dataset).__name__}) has no "
                             f"__len__/__getitem__ and no loaded backend recognises it as a native loader (build the "
                             f"Network first so that its backend is loaded)")
+        if dataset is not None and not native and self._returns_batches(dataset):
+            dataset = dataset if getattr(dataset, "fe_batched", False) else _BatchedItems(dataset)
         return EpochPlan(mode=mode, epoch=epoch, ds_id=ds_id, dataset=dataset, native=native, sample_ops=sample_ops,
                          batch_op=batch_op, post_ops=post_ops, batch_size=self._batch_size(mode, epoch, batch_op),
                          output_keys=output_keys,
                          native_to_numpy=native_backend.to_numpy if native_backend is not None else None)
+
+    def _returns_batches(self, dataset: Any) -> bool:
+        """Whether `dataset`'s items are whole batches (lists of sample dicts); decided once per dataset."""
+        known = self._batched_items.get(id(dataset))
+        if known is None or known[0] is not dataset:
+            known = (dataset, _items_are_batches(dataset))
+            self._batched_items[id(dataset)] = known
+        return known[1]
 
     # ------------------------------------------------------------------ iteration
     def __call__(self,
@@ -277,15 +446,62 @@ class Pipeline:
             KeyError: If there is no data for `mode` / `ds_id`.
             ValueError: If several Batch ops apply or steps_per_epoch is not positive.
         """
+        if self._active_context is not None:
+            raise ValueError("You cannot invoke a Pipeline's __call__ method while it already has an active loader "
+                             "(Pipeline contexts cannot be nested)")
         if steps_per_epoch is not None and not _is_positive_int(steps_per_epoch):
             raise ValueError(f"steps_per_epoch must be None or a positive integer, got {steps_per_epoch!r}")
+        self._context_args = {"mode": mode, "epoch": epoch, "ds_id": ds_id, "shuffle": shuffle,
+                              "steps_per_epoch": steps_per_epoch, "output_keys": output_keys}
         plan = self._plan(mode, epoch, ds_id, output_keys)
         if warmup:
             for each in [plan] + list(plan.sub_plans or ()):
                 each.state["warmup"] = True
         loader = EpochLoader(plan, shuffle=mode == "train" if shuffle is None else bool(shuffle),
                              steps_per_epoch=steps_per_epoch, tracker=self._position)
-        return _PipelineContext(loader, self._position)
+        return _PipelineContext(self, loader, self._position)
+
+    def __enter__(self) -> EpochLoader:
+        """`with pipeline as loader:` - the loader of the last `pipeline(...)` call's settings (mode 'train', epoch 1,
+        ds_id '' when it was never called), as in FastEstimator.
+
+        Raises:
+            ValueError: If the Pipeline already has an active loader.
+            KeyError: If there is no data for the mode / ds_id.
+        """
+        context = self(**self._context_args)
+        loader = context.__enter__()
+        self._bare_contexts.append(context)
+        return loader
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self._bare_contexts:
+            self._bare_contexts.pop().__exit__(*exc_info)
+
+    def get_loader(self, mode: str = "train", epoch: int = 1, ds_id: str = "", shuffle: Optional[bool] = None) -> Any:
+        """The data loader of `mode` at `epoch`: a framework loader given as data (a torch DataLoader, a
+        tf.data.Dataset) is returned unchanged, as in FastEstimator; an fe dataset gives an iterable of batches.
+
+        Args:
+            mode: 'train', 'eval' or 'test'.
+            epoch: The epoch (from 1), for Schedulers.
+            ds_id: The dataset id ('' for a plain dataset).
+            shuffle: Whether to shuffle an fe dataset; None shuffles in 'train' mode only.
+
+        Returns:
+            The user's own loader, or an iterable of batches (dicts of numpy arrays); None when a Scheduler switched
+            the data off at `epoch`.
+
+        Raises:
+            KeyError: If there is no data for `mode` / `ds_id`.
+        """
+        dataset = self._dataset(mode, epoch, ds_id)
+        if dataset is None:
+            return None
+        if is_native_dataset(dataset):
+            return dataset
+        return EpochLoader(self._plan(mode, epoch, ds_id, None), shuffle=mode == "train" if shuffle is None
+                           else bool(shuffle))
 
     # ------------------------------------------------------------------ checkpoints
     def get_state(self) -> Dict[str, Any]:
@@ -441,7 +657,13 @@ class Pipeline:
                       if (dataset.get_current_value(epoch) if isinstance(dataset, Scheduler) else dataset) is not None)
 
     def get_epochs_with_data(self, total_epochs: int, mode: str) -> Set[int]:
-        """The epochs in 1..total_epochs at which `mode` has data."""
+        """The epochs in 1..total_epochs at which `mode` has data.
+
+        Raises:
+            KeyError: If the Pipeline has no data for `mode`, as in FastEstimator.
+        """
+        if mode not in self.data:
+            raise KeyError(f"Pipeline has no data for mode {mode!r} (modes with data: {sorted(self.data)})")
         return {epoch for epoch in range(1, total_epochs + 1) if self.get_ds_ids(epoch, mode)}
 
     def get_scheduled_items(self, mode: str) -> List[Any]:
