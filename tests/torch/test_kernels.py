@@ -123,7 +123,8 @@ class TwoInputs(torch.nn.Module):
         self.head = torch.nn.Linear(3, 1)
         self.modes: List[bool] = []
 
-    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: List[torch.Tensor]) -> torch.Tensor:  # ModelOp(inputs=("a", "b")) calls model([a, b])
+        a, b = x
         self.modes.append(self.training)
         return self.head(self.body(a + b))
 

@@ -11,7 +11,8 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-__all__ = ["default_device", "num_devices", "model_device", "to_device", "to_numpy", "NUMERIC_KINDS"]
+__all__ = ["default_device", "num_devices", "model_device", "to_device", "to_numpy", "standard_layout",
+           "NUMERIC_KINDS"]
 
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
 NUMERIC_KINDS = "biufc"  #: numpy dtype kinds that become tensors (not strings, objects, datetimes)
@@ -45,12 +46,39 @@ def model_device(model: torch.nn.Module) -> torch.device:
     return default_device()
 
 
+def standard_layout(array: np.ndarray) -> np.ndarray:
+    """`array` with row-major (C-order) strides, as a batch collated by `np.stack` has.
+
+    A batch that a whole-batch op transposed can be a strided view, and a C-contiguous array may still carry odd
+    strides on its size-1 axes (`(N, 28, 28, 1)` transposed to `(N, 1, 28, 28)`): torch reads either as a
+    channels-last tensor, its convolutions then return channels-last outputs and `.view(...)` fails on them. A view
+    is copied; odd strides on size-1 axes are replaced without a copy. Ordinary batches are returned as they are.
+
+    Example:
+        >>> standard_layout(np.zeros((2, 3, 3, 1), np.float32).transpose(0, 3, 1, 2)).strides
+        (36, 36, 12, 4)
+    """
+    if not array.flags.c_contiguous:
+        return np.ascontiguousarray(array)
+    shape = array.shape
+    if 1 not in shape:
+        return array
+    strides, step = [], array.itemsize
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    strides.reverse()
+    if tuple(strides) == array.strides:
+        return array
+    return np.lib.stride_tricks.as_strided(array, strides=strides, writeable=array.flags.writeable)
+
+
 def _array_to_tensor(array: np.ndarray) -> Optional[torch.Tensor]:
     if array.dtype.kind not in NUMERIC_KINDS:  # strings, objects, datetimes: not tensors
         return None
     if not array.flags.writeable:  # torch.from_numpy warns on (and would share) read-only memory
         array = array.copy()
-    return torch.from_numpy(array)
+    return torch.from_numpy(standard_layout(array))
 
 
 def to_device(data: Any, device: torch.device) -> Any:
@@ -72,7 +100,7 @@ def to_device(data: Any, device: torch.device) -> Any:
     """
     if type(data) is np.ndarray and device.type == "cpu" and data.dtype.kind in NUMERIC_KINDS \
             and data.flags.writeable:
-        return torch.from_numpy(data)  # the common case first: a batch array wrapped without a copy
+        return torch.from_numpy(standard_layout(data))  # the common case first: a batch wrapped without a copy
     if isinstance(data, torch.Tensor):
         return data if data.device == device else data.to(device, non_blocking=True)
     if isinstance(data, np.ndarray):

@@ -69,8 +69,10 @@ def _capture(store: List[Any], index: int, module: torch.nn.Module, inputs: Any,
 def model_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Any:
     """Run `op.model` on the input(s): in training mode iff the network is in 'train' mode and the op is trainable.
 
-    Several inputs are passed as positional arguments. With `op.intermediate_layers` the result is the final output
-    followed by each named layer's output (captured by forward hooks that exist only during this call).
+    The model is called with one argument, as in FastEstimator: the input tensor, or, when the op's `inputs` is a
+    list of keys, the list of their tensors (`ModelOp(inputs=["x_a", "x_b"])` calls `model([x_a, x_b])`). With
+    `op.intermediate_layers` the result is the final output followed by each named layer's output (captured by forward
+    hooks that exist only during this call).
     """
     model = op.model
     training = op.trainable and state["mode"] == "train"
@@ -80,7 +82,7 @@ def model_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Any:
     if training:  # data-parallel training steps run through the model's DDP wrapper (fe_torch.distributed)
         call = model.__dict__.get("fe_ddp") or model
     if not op.intermediate_layers:
-        result = call(*data) if op.in_list else call(data)
+        result = call(data)
         if op.out_list and len(op.outputs) == 1 and not isinstance(result, (list, tuple)):
             return [result]
         return result
@@ -89,7 +91,7 @@ def model_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Any:
     handles = [module.register_forward_hook(functools.partial(_capture, captured, index))
                for index, module in enumerate(modules)]
     try:
-        result = call(*data) if op.in_list else call(data)
+        result = call(data)
     finally:
         for handle in handles:
             handle.remove()

@@ -22,7 +22,7 @@ from fe_core.op.tensorop.model import ModelOp, UpdateOp
 from fe_core.schedule.scheduler import get_current_items
 
 from fe_torch import distributed
-from fe_torch.devices import NUMERIC_KINDS, model_device, to_device
+from fe_torch.devices import NUMERIC_KINDS, model_device, standard_layout, to_device
 from fe_torch.kernels import expected_input_hint
 from fe_torch.precision import autocast_context
 from fe_core.export import fe_export
@@ -194,7 +194,7 @@ class TorchNetwork(BaseNetwork):
                 raise self._missing_input(key, batch) from None
             # to_device's common case inline: this runs for every input of every step
             if cpu and type(value) is np.ndarray and value.dtype.kind in NUMERIC_KINDS and value.flags.writeable:
-                store[key] = torch.from_numpy(value)
+                store[key] = torch.from_numpy(standard_layout(value))  # row-major, as torch's layout guess needs
             else:
                 store[key] = to_device(value, device)
         return store

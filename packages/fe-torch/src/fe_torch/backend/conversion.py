@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from fe_torch.devices import standard_layout
+
 __all__ = ["to_tensor", "to_numpy", "cast", "convert_tensor_precision"]
 
 
@@ -17,7 +19,7 @@ def to_tensor(value: Any, shared_memory: bool) -> Any:
     elif isinstance(value, np.ndarray):
         if value.dtype.kind in "OUSV":  # strings and objects have no torch form
             return value
-        tensor = torch.from_numpy(value if value.flags.writeable else value.copy())
+        tensor = torch.from_numpy(standard_layout(value if value.flags.writeable else value.copy()))
     elif isinstance(value, (bool, int, float, complex, np.generic)):
         tensor = torch.tensor(value)
     elif _is_tf(value):
