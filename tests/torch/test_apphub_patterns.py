@@ -106,3 +106,18 @@ def test_strided_batches_become_row_major_tensors_without_copying_ordinary_ones(
     view = np.zeros((4, 8, 8, 3), dtype=np.float32).transpose(0, 3, 1, 2)
     tensor = to_device(view, torch.device("cpu"))
     assert tensor.stride() == (192, 64, 8, 1) and torch.equal(tensor, torch.from_numpy(view.copy()))
+
+
+# ------------------------------------------------------------------ keys a later Delete removes (HRNet, line search)
+def test_a_pipeline_key_deleted_after_use_or_unused_does_not_break_warmup() -> None:
+    from fe_core.op.numpyop import Delete, LambdaOp
+    model = build(lambda: torch.nn.Linear(2, 1), "adam", model_name="delete_pattern")
+    rng = np.random.default_rng(0)
+    data = NumpyDataset({"x": rng.random((16, 2), dtype=np.float32), "keypoint": rng.random((16, 2)),
+                         "mask_left": rng.random((16, 3)), "y": rng.random((16, 1), dtype=np.float32)})
+    pipeline = Pipeline(train_data=data, eval_data=data, batch_size=4,
+                        ops=[LambdaOp(fn=lambda kp: kp.astype(np.float32), inputs="keypoint", outputs="heat"),
+                             Delete(["keypoint", "mask_left"])])
+    _fit(pipeline, [ModelOp(model=model, inputs="x", outputs="y_pred"),
+                    MeanSquaredError(inputs=("y_pred", "y"), outputs="mse"),
+                    UpdateOp(model=model, loss_name="mse")])

@@ -100,8 +100,10 @@ def compile_steps(ops: Sequence[NumpyOp], batched: bool, timer: Optional[OpTimer
             forward = _with_copied_inputs(forward, op.in_list)
         if timer is not None:
             forward = timer.wrap(type(op).__name__, op.inputs, op.outputs, "batch" if batched else "sample", forward)
-        deletes = tuple(op.inputs) if isinstance(op, Delete) else ()
-        steps.append((op, forward, tuple(op.inputs), op.in_list, tuple(op.outputs), op.out_list, deletes))
+        if isinstance(op, Delete):  # reads nothing: a key pruned upstream (nobody needs it) is simply absent
+            steps.append((op, forward, (), True, (), False, tuple(op.inputs)))
+            continue
+        steps.append((op, forward, tuple(op.inputs), op.in_list, tuple(op.outputs), op.out_list, ()))
     return steps
 
 
