@@ -226,7 +226,7 @@ def _docstring(item: Node, nodes: Dict[str, Node]) -> str:
         return FE_DOC
     names = sorted(item.attributes)
     listed = ", ".join(f"`{name}`" for name in names[:12]) + (", ..." if len(names) > 12 else "")
-    subpackages = ", ".join(f"`{child}`" for child in sorted(item.children))
+    subpackages = ", ".join(f"`{child}`" for child in sorted(item.children) if not child.startswith("_"))
     lines = [f'"""FastEstimator\'s `{item.name}`.', ""]
     if names:
         sources = sorted({declaration.module for declaration in item.attributes.values()})
@@ -260,11 +260,14 @@ def render(item: Node, nodes: Dict[str, Node]) -> str:
     imports: List[str] = []
     for name, declaration in sorted(item.attributes.items()):
         imports.append(f"    from {declaration.module} import {declaration.name} as {name}")
-    for child in sorted(item.children):
+    # Private modules (`fe.backend._reduce_mean`: FastEstimator's module paths that scripts import) are reachable
+    # but not public: they stay out of `__all__`, the docstring and the type checkers' imports.
+    public_children = sorted(child for child in item.children if not child.startswith("_"))
+    for child in public_children:
         imports.append(f"    from {item.name} import {child} as {child}")
     if imports:
         out += ["", "if TYPE_CHECKING:"] + imports
-    public = sorted(item.attributes) + sorted(item.children)
+    public = sorted(item.attributes) + public_children
     if item.name == "fe":
         public = ["__version__"] + public
     out += ["", "__all__ = ["]

@@ -60,7 +60,7 @@ def dtype_name(dtype: Any) -> str:
     return str(dtype).rpartition(".")[2]  # torch.float32 -> 'float32'
 
 
-@fe_export("fe.backend.to_tensor")
+@fe_export("fe.backend.to_tensor", "fe.backend._to_tensor.to_tensor")
 def to_tensor(data: Any, target_type: str, shared_memory: bool = False) -> Any:
     """Convert tensors within a collection of `data` to a given `target_type` recursively.
 
@@ -101,7 +101,7 @@ def _to_numpy(value: Any) -> Any:
     return np.asarray(value) if backend is None else backend.to_numpy(value)
 
 
-@fe_export("fe.backend.cast")
+@fe_export("fe.backend.cast", "fe.backend._cast.cast")
 def cast(data: Any, dtype: Union[str, Any]) -> Any:
     """Cast the data to a specific data type recursively.
 
@@ -136,7 +136,7 @@ def _cast_leaf(value: Any, name: str) -> Any:
     return backend.cast(value, name)
 
 
-@fe_export("fe.backend.to_type")
+@fe_export("fe.backend.to_type", "fe.backend._to_type.to_type")
 def to_type(data: Any) -> Any:
     """Compute the data types of tensors within a collection of `data` recursively.
 
@@ -154,7 +154,7 @@ def to_type(data: Any) -> Any:
     return map_leaves(data, lambda value: value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype)
 
 
-@fe_export("fe.backend.to_shape")
+@fe_export("fe.backend.to_shape", "fe.backend._to_shape.to_shape")
 def to_shape(data: Any, add_batch: bool = False, exact_shape: bool = True) -> Any:
     """Compute the shape of tensors within a collection of `data` recursively.
 
@@ -180,7 +180,7 @@ def to_shape(data: Any, add_batch: bool = False, exact_shape: bool = True) -> An
     return map_leaves(data, shape_of)
 
 
-@fe_export("fe.backend.convert_tensor_precision")
+@fe_export("fe.backend.convert_tensor_precision", "fe.backend._convert_tensor_precision.convert_tensor_precision")
 def convert_tensor_precision(tensor: Tensor) -> Tensor:
     """Adjust the input data precision based on the environment's precision.
 

@@ -20,7 +20,7 @@ Tensor = TypeVar("Tensor")
 _dispatch = Dispatch("creation")
 
 
-@fe_export("fe.backend.zeros_like")
+@fe_export("fe.backend.zeros_like", "fe.backend._zeros_like.zeros_like")
 def zeros_like(tensor: Tensor, dtype: Union[None, str] = None) -> Tensor:
     """Generate zeros shaped like `tensor` with a specified `dtype`.
 
@@ -43,7 +43,7 @@ def zeros_like(tensor: Tensor, dtype: Union[None, str] = None) -> Tensor:
     return np.zeros_like(tensor, dtype=dtype) if backend is None else backend.zeros_like(tensor, dtype)
 
 
-@fe_export("fe.backend.ones_like")
+@fe_export("fe.backend.ones_like", "fe.backend._ones_like.ones_like")
 def ones_like(tensor: Tensor, dtype: Union[None, str] = None) -> Tensor:
     """Generate ones shaped like `tensor` with a specified `dtype`.
 
@@ -65,7 +65,7 @@ def ones_like(tensor: Tensor, dtype: Union[None, str] = None) -> Tensor:
     return np.ones_like(tensor, dtype=dtype) if backend is None else backend.ones_like(tensor, dtype)
 
 
-@fe_export("fe.backend.random_normal_like")
+@fe_export("fe.backend.random_normal_like", "fe.backend._random_normal_like.random_normal_like")
 def random_normal_like(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
                        dtype: Union[None, str] = "float32") -> Tensor:
     """Generate noise shaped like `tensor` from a random normal distribution with a given `mean` and `std`.
@@ -94,7 +94,7 @@ def random_normal_like(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
     return backend.random_normal_like(tensor, mean, std, dtype)
 
 
-@fe_export("fe.backend.random_uniform_like")
+@fe_export("fe.backend.random_uniform_like", "fe.backend._random_uniform_like.random_uniform_like")
 def random_uniform_like(tensor: Tensor, minval: float = 0.0, maxval: float = 1.0,
                         dtype: Union[None, str] = "float32") -> Tensor:
     """Generate noise shaped like `tensor` from a random uniform distribution over [`minval`, `maxval`).

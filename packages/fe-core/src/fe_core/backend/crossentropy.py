@@ -60,7 +60,7 @@ def _np_log_probabilities(y_pred: np.ndarray, from_logits: bool) -> np.ndarray:
     return np.log(np.clip(y_pred, EPSILON, 1.0 - EPSILON))
 
 
-@fe_export("fe.backend.binary_crossentropy")
+@fe_export("fe.backend.binary_crossentropy", "fe.backend._binary_crossentropy.binary_crossentropy")
 def binary_crossentropy(y_pred: Tensor, y_true: Tensor, from_logits: bool = False, average_loss: bool = True,
                         class_weights: Optional[Weight_Dict] = None) -> Tensor:
     """Compute binary crossentropy: element by element, then averaged over each sample's elements.
@@ -105,7 +105,7 @@ def binary_crossentropy(y_pred: Tensor, y_true: Tensor, from_logits: bool = Fals
     return _np_finish(loss, average_loss)
 
 
-@fe_export("fe.backend.categorical_crossentropy")
+@fe_export("fe.backend.categorical_crossentropy", "fe.backend._categorical_crossentropy.categorical_crossentropy")
 def categorical_crossentropy(y_pred: Tensor, y_true: Tensor, from_logits: bool = False, average_loss: bool = True,
                              class_weights: Optional[Weight_Dict] = None) -> Tensor:
     """Compute categorical crossentropy.
@@ -149,7 +149,8 @@ def categorical_crossentropy(y_pred: Tensor, y_true: Tensor, from_logits: bool =
     return _np_finish(loss, average_loss)
 
 
-@fe_export("fe.backend.sparse_categorical_crossentropy")
+@fe_export("fe.backend.sparse_categorical_crossentropy",
+           "fe.backend._sparse_categorical_crossentropy.sparse_categorical_crossentropy")
 def sparse_categorical_crossentropy(y_pred: Tensor, y_true: Tensor, from_logits: bool = False,
                                     average_loss: bool = True, class_weights: Optional[Weight_Dict] = None) -> Tensor:
     """Compute sparse categorical crossentropy.

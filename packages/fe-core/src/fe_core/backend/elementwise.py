@@ -23,7 +23,7 @@ Number = Union[int, float]
 _dispatch = Dispatch("elementwise")
 
 
-@fe_export("fe.backend.abs")
+@fe_export("fe.backend.abs", "fe.backend._abs.abs")
 def abs(tensor: Tensor) -> Tensor:  # pylint: disable=redefined-builtin  (FastEstimator's name)
     """Compute the absolute value of a tensor.
 
@@ -44,7 +44,7 @@ def abs(tensor: Tensor) -> Tensor:  # pylint: disable=redefined-builtin  (FastEs
     return np.abs(tensor) if backend is None else backend.abs(tensor)
 
 
-@fe_export("fe.backend.exp")
+@fe_export("fe.backend.exp", "fe.backend._exp.exp")
 def exp(tensor: Tensor) -> Tensor:
     """Compute e^Tensor.
 
@@ -65,7 +65,7 @@ def exp(tensor: Tensor) -> Tensor:
     return np.exp(tensor) if backend is None else backend.exp(tensor)
 
 
-@fe_export("fe.backend.sign")
+@fe_export("fe.backend.sign", "fe.backend._sign.sign")
 def sign(tensor: Tensor) -> Tensor:
     """Compute the sign of a tensor (-1, 0 or 1 per element).
 
@@ -86,7 +86,7 @@ def sign(tensor: Tensor) -> Tensor:
     return np.sign(tensor) if backend is None else backend.sign(tensor)
 
 
-@fe_export("fe.backend.pow")
+@fe_export("fe.backend.pow", "fe.backend._pow.pow")
 def pow(tensor: Tensor, power: Union[int, float, Tensor]) -> Tensor:  # pylint: disable=redefined-builtin
     """Raise a `tensor` to a given `power`.
 
@@ -108,7 +108,7 @@ def pow(tensor: Tensor, power: Union[int, float, Tensor]) -> Tensor:  # pylint: 
     return np.power(tensor, power) if backend is None else backend.power(tensor, power)
 
 
-@fe_export("fe.backend.tensor_pow")
+@fe_export("fe.backend.tensor_pow", "fe.backend._tensor_pow.tensor_pow")
 def tensor_pow(tensor: Tensor, power: Union[int, float]) -> Tensor:
     """Computes x^power element-wise along `tensor`.
 
@@ -130,7 +130,7 @@ def tensor_pow(tensor: Tensor, power: Union[int, float]) -> Tensor:
     return np.power(tensor, power) if backend is None else backend.power(tensor, power)
 
 
-@fe_export("fe.backend.tensor_sqrt")
+@fe_export("fe.backend.tensor_sqrt", "fe.backend._tensor_sqrt.tensor_sqrt")
 def tensor_sqrt(tensor: Tensor) -> Tensor:
     """Computes element-wise square root of tensor elements.
 
@@ -151,7 +151,7 @@ def tensor_sqrt(tensor: Tensor) -> Tensor:
     return np.sqrt(tensor) if backend is None else backend.tensor_sqrt(tensor)
 
 
-@fe_export("fe.backend.tensor_round")
+@fe_export("fe.backend.tensor_round", "fe.backend._tensor_round.tensor_round")
 def tensor_round(tensor: Tensor) -> Tensor:
     """Element-wise rounds the values of the `tensor` to nearest integer (halves to even, as every backend does).
 
@@ -172,7 +172,7 @@ def tensor_round(tensor: Tensor) -> Tensor:
     return np.round(tensor) if backend is None else backend.tensor_round(tensor)
 
 
-@fe_export("fe.backend.clip_by_value")
+@fe_export("fe.backend.clip_by_value", "fe.backend._clip_by_value.clip_by_value")
 def clip_by_value(tensor: Tensor,
                   min_value: Union[int, float, Tensor, None] = None,
                   max_value: Union[int, float, Tensor, None] = None) -> Tensor:
@@ -203,7 +203,7 @@ def clip_by_value(tensor: Tensor,
     return backend.clip_by_value(tensor, min_value, max_value)
 
 
-@fe_export("fe.backend.maximum")
+@fe_export("fe.backend.maximum", "fe.backend._maximum.maximum")
 def maximum(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     """Get the element-wise maximum of the given `tensors`.
 
@@ -225,7 +225,7 @@ def maximum(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     return np.maximum(tensor1, tensor2) if backend is None else backend.maximum(tensor1, tensor2)
 
 
-@fe_export("fe.backend.where")
+@fe_export("fe.backend.where", "fe.backend._where.where")
 def where(condition: Tensor, yes: Union[Tensor, int, float], no: Union[Tensor, int, float]) -> Tensor:
     """Compute a tensor based on boolean conditions.
 
@@ -251,7 +251,7 @@ def where(condition: Tensor, yes: Union[Tensor, int, float], no: Union[Tensor, i
     return np.where(condition, yes, no) if backend is None else backend.where(condition, yes, no)
 
 
-@fe_export("fe.backend.matmul")
+@fe_export("fe.backend.matmul", "fe.backend._matmul.matmul")
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Perform matrix multiplication on `a` and `b`.
 
@@ -307,7 +307,7 @@ def lambertw_halley(x: Any, ops: Any, iterations: int = 8) -> Any:
     return w
 
 
-@fe_export("fe.backend.lambertw")
+@fe_export("fe.backend.lambertw", "fe.backend._lambertw.lambertw")
 def lambertw(tensor: Tensor) -> Tensor:
     """Compute the k=0 branch of the Lambert W function.
 

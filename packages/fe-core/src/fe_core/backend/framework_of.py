@@ -15,7 +15,7 @@ from fe_core.export import fe_export
 __all__ = ["get_framework", "get_scaled_data"]
 
 
-@fe_export("fe.backend.get_framework")
+@fe_export("fe.backend.get_framework", "fe.backend._tensor_normalize.get_framework")
 def get_framework(tensor: Any) -> Tuple[str, Optional[Any]]:
     """The framework of `tensor` ('np', 'tf' or 'torch') and, for torch, its device.
 
@@ -42,7 +42,7 @@ def get_framework(tensor: Any) -> Tuple[str, Optional[Any]]:
     raise ValueError(f"get_framework: unrecognized data type {type(tensor).__module__}.{type(tensor).__qualname__}")
 
 
-@fe_export("fe.backend.get_scaled_data")
+@fe_export("fe.backend.get_scaled_data", "fe.backend._tensor_normalize.get_scaled_data")
 def get_scaled_data(data: Union[float, Sequence[float]] = (0.485, 0.456, 0.406),
                     scale_factor: float = 255.0,
                     framework: str = "np",

@@ -24,7 +24,7 @@ def _framework_backend(value: Any, function: str) -> Any:
     return backend
 
 
-@fe_export("fe.backend.watch")
+@fe_export("fe.backend.watch", "fe.backend._watch.watch")
 def watch(tensor: Tensor, tape: Optional[Any] = None) -> Tensor:
     """Monitor the given `tensor` for later gradient computations.
 
@@ -45,7 +45,7 @@ def watch(tensor: Tensor, tape: Optional[Any] = None) -> Tensor:
     return _framework_backend(tensor, "watch").watch(tensor, tape)
 
 
-@fe_export("fe.backend.get_gradient")
+@fe_export("fe.backend.get_gradient", "fe.backend._get_gradient.get_gradient")
 def get_gradient(target: Tensor,
                  sources: Union[Iterable[Tensor], Tensor],
                  higher_order: bool = False,

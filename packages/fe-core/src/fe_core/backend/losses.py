@@ -40,7 +40,7 @@ def _check_beta(beta: float, function: str) -> None:
         raise ValueError(f"fe.backend.{function} needs a positive beta, got {beta!r}")
 
 
-@fe_export("fe.backend.mean_squared_error")
+@fe_export("fe.backend.mean_squared_error", "fe.backend._mean_squared_error.mean_squared_error")
 def mean_squared_error(y_true: Tensor, y_pred: Tensor) -> Tensor:
     """Calculate mean squared error between two tensors (averaged over the last axis).
 
@@ -65,7 +65,7 @@ def mean_squared_error(y_true: Tensor, y_pred: Tensor) -> Tensor:
     return backend.mean_squared_error(y_true, y_pred)
 
 
-@fe_export("fe.backend.l1_loss")
+@fe_export("fe.backend.l1_loss", "fe.backend._l1_loss.l1_loss")
 def l1_loss(y_true: Tensor, y_pred: Tensor) -> Tensor:
     """Calculate Mean Absolute Error between two tensors (averaged over the last axis).
 
@@ -90,7 +90,7 @@ def l1_loss(y_true: Tensor, y_pred: Tensor) -> Tensor:
     return backend.l1_loss(y_true, y_pred)
 
 
-@fe_export("fe.backend.smooth_l1_loss")
+@fe_export("fe.backend.smooth_l1_loss", "fe.backend._smooth_l1_loss.smooth_l1_loss")
 def smooth_l1_loss(y_true: Tensor, y_pred: Tensor, beta: float = 1.0) -> Tensor:
     """Calculate Smooth L1 Loss between two tensors (averaged over the last axis).
 
@@ -120,7 +120,7 @@ def smooth_l1_loss(y_true: Tensor, y_pred: Tensor, beta: float = 1.0) -> Tensor:
     return backend.smooth_l1_loss(y_true, y_pred, beta)
 
 
-@fe_export("fe.backend.huber")
+@fe_export("fe.backend.huber", "fe.backend._huber.huber")
 def huber(y_true: Tensor, y_pred: Tensor, beta: float = 1.0) -> Tensor:
     """Calculate Huber Loss between two tensors (averaged over the last axis).
 
@@ -150,7 +150,7 @@ def huber(y_true: Tensor, y_pred: Tensor, beta: float = 1.0) -> Tensor:
     return backend.huber(y_true, y_pred, beta)
 
 
-@fe_export("fe.backend.hinge")
+@fe_export("fe.backend.hinge", "fe.backend._hinge.hinge")
 def hinge(y_true: Tensor, y_pred: Tensor) -> Tensor:
     """Calculate the hinge loss between two tensors: the mean over the last axis of `max(0, 1 - y_true * y_pred)`.
 
@@ -193,7 +193,7 @@ def _np_focal_elements(y_true: Any, y_pred: Any, gamma: float, alpha: Optional[f
     return loss
 
 
-@fe_export("fe.backend.focal_loss")
+@fe_export("fe.backend.focal_loss", "fe.backend._focal_loss.focal_loss")
 def focal_loss(y_true: Tensor,
                y_pred: Tensor,
                gamma: float = 2.0,
@@ -273,7 +273,7 @@ def _at_least_one(value: Any, backend: Any) -> Any:
     return np.maximum(value, 1.0) if backend is None else backend.at_least_one(value)
 
 
-@fe_export("fe.backend.dice_score")
+@fe_export("fe.backend.dice_score", "fe.backend._dice_score.dice_score")
 def dice_score(y_pred: Tensor,
                y_true: Tensor,
                soft_dice: bool = False,

@@ -32,7 +32,7 @@ def _floating(tensor: Any, function: str) -> Any:
     return tensor if backend.is_floating(tensor) else cast(tensor, "float32")
 
 
-@fe_export("fe.backend.zscore")
+@fe_export("fe.backend.zscore", "fe.backend._zscore.zscore")
 def zscore(data: Tensor, epsilon: float = 1e-7) -> Tensor:
     """Apply Zscore processing to a given tensor or array: `(data - mean) / max(std, epsilon)` over all elements.
 
@@ -63,7 +63,7 @@ def _channel_values(value: Union[float, Sequence[float]], scale: float, like: An
     return backend.constant_like(scaled, like)
 
 
-@fe_export("fe.backend.normalize")
+@fe_export("fe.backend.normalize", "fe.backend._tensor_normalize.normalize")
 def normalize(tensor: Tensor,
               mean: Union[float, Sequence[float]] = (0.485, 0.456, 0.406),
               std: Union[float, Sequence[float]] = (0.229, 0.224, 0.225),
@@ -101,7 +101,7 @@ def normalize(tensor: Tensor,
     return (tensor - shift) / (scale + epsilon)
 
 
-@fe_export("fe.backend.iwd")
+@fe_export("fe.backend.iwd", "fe.backend._iwd.iwd")
 def iwd(tensor: Tensor,
         power: float = 1.0,
         max_prob: float = 0.95,

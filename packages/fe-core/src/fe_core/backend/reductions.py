@@ -37,7 +37,7 @@ def percentile_index(percentile: float, size: int) -> int:
     return min(size - 1, max(0, int(math.floor(float(np.float64(percentile) / 100.0 * (size - 1))))))
 
 
-@fe_export("fe.backend.reduce_sum")
+@fe_export("fe.backend.reduce_sum", "fe.backend._reduce_sum.reduce_sum")
 def reduce_sum(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Compute the sum along a given `axis` of a `tensor`.
 
@@ -65,7 +65,7 @@ def reduce_sum(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Ten
     return backend.reduce_sum(tensor, axis, keepdims)
 
 
-@fe_export("fe.backend.reduce_mean")
+@fe_export("fe.backend.reduce_mean", "fe.backend._reduce_mean.reduce_mean")
 def reduce_mean(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Compute the mean value along a given `axis` of a `tensor`.
 
@@ -93,7 +93,7 @@ def reduce_mean(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Te
     return backend.reduce_mean(tensor, axis, keepdims)
 
 
-@fe_export("fe.backend.reduce_min")
+@fe_export("fe.backend.reduce_min", "fe.backend._reduce_min.reduce_min")
 def reduce_min(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Compute the min value along a given `axis` of a `tensor`.
 
@@ -120,7 +120,7 @@ def reduce_min(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Ten
     return backend.reduce_min(tensor, axis, keepdims)
 
 
-@fe_export("fe.backend.reduce_max")
+@fe_export("fe.backend.reduce_max", "fe.backend._reduce_max.reduce_max")
 def reduce_max(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Compute the maximum value along a given `axis` of a `tensor`.
 
@@ -147,7 +147,7 @@ def reduce_max(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Ten
     return backend.reduce_max(tensor, axis, keepdims)
 
 
-@fe_export("fe.backend.reduce_std")
+@fe_export("fe.backend.reduce_std", "fe.backend._reduce_std.reduce_std")
 def reduce_std(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Compute the (population) standard deviation along a given `axis` of a `tensor`.
 
@@ -174,7 +174,7 @@ def reduce_std(tensor: Tensor, axis: Axis = None, keepdims: bool = False) -> Ten
     return backend.reduce_std(tensor, axis, keepdims)
 
 
-@fe_export("fe.backend.argmax")
+@fe_export("fe.backend.argmax", "fe.backend._argmax.argmax")
 def argmax(tensor: Tensor, axis: int = 0) -> Tensor:
     """Compute the index of the maximum value along a given axis of a tensor.
 
@@ -199,7 +199,7 @@ def argmax(tensor: Tensor, axis: int = 0) -> Tensor:
     return backend.argmax(tensor, axis)
 
 
-@fe_export("fe.backend.percentile")
+@fe_export("fe.backend.percentile", "fe.backend._percentile.percentile")
 def percentile(tensor: Tensor, percentiles: Union[int, List[int]], axis: Axis = None, keepdims: bool = True) -> Tensor:
     """Compute the `percentiles` of a `tensor`.
 
@@ -230,7 +230,7 @@ def percentile(tensor: Tensor, percentiles: Union[int, List[int]], axis: Axis = 
     return backend.percentile(tensor, percentiles, normalize_axis(axis), keepdims)
 
 
-@fe_export("fe.backend.check_nan")
+@fe_export("fe.backend.check_nan", "fe.backend._check_nan.check_nan")
 def check_nan(val: Union[int, float, Tensor]) -> Union[bool, Tensor]:
     """Checks if the input contains NaN values.
 

@@ -18,7 +18,7 @@ Tensor = TypeVar("Tensor")
 _dispatch = Dispatch("shapes")
 
 
-@fe_export("fe.backend.get_shape")
+@fe_export("fe.backend.get_shape", "fe.backend._get_shape.get_shape")
 def get_shape(tensor: Tensor) -> Tuple[int, ...]:
     """Find shape of a given `tensor`.
 
@@ -40,7 +40,7 @@ def get_shape(tensor: Tensor) -> Tuple[int, ...]:
     return tuple(np.shape(tensor)) if backend is None else backend.get_shape(tensor)
 
 
-@fe_export("fe.backend.get_image_dims")
+@fe_export("fe.backend.get_image_dims", "fe.backend._get_image_dims.get_image_dims")
 def get_image_dims(tensor: Tensor) -> Tuple[int, int, int]:
     """Get the `tensor` channels, height, and width.
 
@@ -68,7 +68,7 @@ def get_image_dims(tensor: Tensor) -> Tuple[int, int, int]:
     return shape[-1], shape[-3], shape[-2]
 
 
-@fe_export("fe.backend.reshape")
+@fe_export("fe.backend.reshape", "fe.backend._reshape.reshape")
 def reshape(tensor: Tensor, shape: List[int]) -> Tensor:
     """Reshape a `tensor` to conform to a given shape.
 
@@ -91,7 +91,7 @@ def reshape(tensor: Tensor, shape: List[int]) -> Tensor:
     return np.reshape(tensor, shape) if backend is None else backend.reshape(tensor, list(shape))
 
 
-@fe_export("fe.backend.expand_dims")
+@fe_export("fe.backend.expand_dims", "fe.backend._expand_dims.expand_dims")
 def expand_dims(tensor: Tensor, axis: int = 1) -> Tensor:
     """Create a new dimension in `tensor` along a given `axis`.
 
@@ -113,7 +113,7 @@ def expand_dims(tensor: Tensor, axis: int = 1) -> Tensor:
     return np.expand_dims(tensor, axis) if backend is None else backend.expand_dims(tensor, axis)
 
 
-@fe_export("fe.backend.squeeze")
+@fe_export("fe.backend.squeeze", "fe.backend._squeeze.squeeze")
 def squeeze(tensor: Tensor, axis: Optional[int] = None) -> Tensor:
     """Remove an `axis` from a `tensor` if that axis has length 1.
 
@@ -135,7 +135,7 @@ def squeeze(tensor: Tensor, axis: Optional[int] = None) -> Tensor:
     return np.squeeze(tensor, axis) if backend is None else backend.squeeze(tensor, axis)
 
 
-@fe_export("fe.backend.permute")
+@fe_export("fe.backend.permute", "fe.backend._permute.permute")
 def permute(tensor: Tensor, permutation: List[int]) -> Tensor:
     """Perform the specified `permutation` on the axes of a given `tensor`.
 
@@ -157,7 +157,7 @@ def permute(tensor: Tensor, permutation: List[int]) -> Tensor:
     return np.transpose(tensor, permutation) if backend is None else backend.permute(tensor, list(permutation))
 
 
-@fe_export("fe.backend.transpose")
+@fe_export("fe.backend.transpose", "fe.backend._transpose.transpose")
 def transpose(tensor: Tensor) -> Tensor:
     """Transpose the `tensor` (reverse the order of all its axes).
 
@@ -178,7 +178,7 @@ def transpose(tensor: Tensor) -> Tensor:
     return np.transpose(tensor) if backend is None else backend.transpose(tensor)
 
 
-@fe_export("fe.backend.flip")
+@fe_export("fe.backend.flip", "fe.backend._flip.flip")
 def flip(tensor: Tensor, axis: List[int]) -> Tensor:
     """Reverse the order of a given `tensor` elements along the given axes.
 
@@ -201,7 +201,7 @@ def flip(tensor: Tensor, axis: List[int]) -> Tensor:
     return np.flip(tensor, tuple(axes)) if backend is None else backend.flip(tensor, axes)
 
 
-@fe_export("fe.backend.roll")
+@fe_export("fe.backend.roll", "fe.backend._roll.roll")
 def roll(tensor: Tensor, shift: Union[int, List[int]], axis: Union[int, List[int]]) -> Tensor:
     """Roll a `tensor` elements along a given axis.
 
@@ -235,7 +235,7 @@ def roll(tensor: Tensor, shift: Union[int, List[int]], axis: Union[int, List[int
                         list(axis) if isinstance(axis, tuple) else axis)
 
 
-@fe_export("fe.backend.concat")
+@fe_export("fe.backend.concat", "fe.backend._concat.concat")
 def concat(tensors: List[Tensor], axis: int = 0) -> Optional[Tensor]:
     """Concatenate a list of `tensors` along a given `axis`.
 
@@ -260,7 +260,7 @@ def concat(tensors: List[Tensor], axis: int = 0) -> Optional[Tensor]:
     return np.concatenate(tensors, axis=axis) if backend is None else backend.concat(tensors, axis)
 
 
-@fe_export("fe.backend.gather")
+@fe_export("fe.backend.gather", "fe.backend._gather.gather")
 def gather(tensor: Tensor, indices: Tensor) -> Tensor:
     """Gather specific indices from a tensor (along axis 0).
 
@@ -295,7 +295,7 @@ def _numpy_indices(indices: Any) -> np.ndarray:
     return np.asarray(indices) if backend is None else backend.to_numpy(indices)
 
 
-@fe_export("fe.backend.gather_from_batch")
+@fe_export("fe.backend.gather_from_batch", "fe.backend._gather_from_batch.gather_from_batch")
 def gather_from_batch(tensor: Tensor, indices: Tensor) -> Tensor:
     """Gather specific indices from a batch of data: sample `b` contributes `tensor[b, indices[b]]`.
 
@@ -328,7 +328,7 @@ def nearest_indices(in_size: int, out_size: int) -> np.ndarray:
     return np.minimum((np.arange(out_size) * (in_size / out_size)).astype(np.int64), in_size - 1)
 
 
-@fe_export("fe.backend.resize_3d")
+@fe_export("fe.backend.resize_3d", "fe.backend._resize3d.resize_3d")
 def resize_3d(tensor: Tensor, output_shape: Sequence[int], resize_mode: str = "nearest") -> Tensor:
     """Resize the 3 spatial axes of a batch of volumes to `output_shape`.
 

@@ -15,7 +15,7 @@ from fe_core.export import fe_export
 __all__ = ["tf_focal_loss", "resize_tensorflow_tensor", "pickle_mirroredstrategy"]
 
 
-@fe_export("fe.backend.tf_focal_loss")
+@fe_export("fe.backend.tf_focal_loss", "fe.backend._focal_loss.tf_focal_loss")
 def tf_focal_loss(y_true: Any, y_pred: Any, alpha: float = 0.25, gamma: float = 2.0, from_logits: bool = False,
                   label_smoothing: float = 0.0) -> tf.Tensor:
     """Binary focal cross entropy with class balancing (Keras's), averaged over the last axis.
@@ -36,7 +36,7 @@ def tf_focal_loss(y_true: Any, y_pred: Any, alpha: float = 0.25, gamma: float = 
                                                   label_smoothing=label_smoothing)
 
 
-@fe_export("fe.backend.resize_tensorflow_tensor")
+@fe_export("fe.backend.resize_tensorflow_tensor", "fe.backend._resize3d.resize_tensorflow_tensor")
 def resize_tensorflow_tensor(data: tf.Tensor, output_shape: Sequence[int], resize_mode: str) -> tf.Tensor:
     """Resize a batch of volumes (batch, D, H, W, C) to `output_shape` (D, H, W) with 'nearest' or 'area' resizing.
 
@@ -52,7 +52,8 @@ def resize_tensorflow_tensor(data: tf.Tensor, output_shape: Sequence[int], resiz
     return resize_3d(data, output_shape, resize_mode)
 
 
-@fe_export("fe.backend.pickle_mirroredstrategy", "fe.summary.system.pickle_mirroredstrategy")
+@fe_export("fe.backend.pickle_mirroredstrategy", "fe.backend._save_model.pickle_mirroredstrategy",
+           "fe.summary.system.pickle_mirroredstrategy")
 def pickle_mirroredstrategy(obj: tf.distribute.MirroredStrategy) -> Tuple[Callable[[], Any], Tuple[()]]:
     """A pickle reducer for a MirroredStrategy: rebuilt as the strategy active when it is loaded.
 

@@ -15,7 +15,7 @@ from fe_core.export import fe_export
 __all__ = ["pytorch_focal_loss", "preprocess_torch_weights"]
 
 
-@fe_export("fe.backend.pytorch_focal_loss")
+@fe_export("fe.backend.pytorch_focal_loss", "fe.backend._focal_loss.pytorch_focal_loss")
 def pytorch_focal_loss(y_pred: torch.Tensor, y_true: torch.Tensor, alpha: float = 0.25, gamma: float = 2,
                        from_logits: bool = False) -> torch.Tensor:
     """Element-wise binary focal loss (Lin et al., 2018) between predictions and 0/1 targets of the same shape.
@@ -44,7 +44,7 @@ def pytorch_focal_loss(y_pred: torch.Tensor, y_true: torch.Tensor, alpha: float 
     return loss
 
 
-@fe_export("fe.backend.preprocess_torch_weights")
+@fe_export("fe.backend.preprocess_torch_weights", "fe.backend._load_model.preprocess_torch_weights")
 def preprocess_torch_weights(weights_path: str) -> "OrderedDict[str, torch.Tensor]":
     """Read a torch state dict (weights only: no code from the file runs) and drop DataParallel's `module.` prefixes.
 

@@ -2,7 +2,6 @@
 """FastEstimator's `fe.trace.meta`.
 
 Names: `per_ds`, defined in `fe_core.trace.meta.per_ds`.
-Modules: `_per_ds`.
 
 Everything here is imported on first access (no framework is imported by importing this module).
 """
@@ -14,10 +13,9 @@ from fe._lazy import attach
 
 if TYPE_CHECKING:
     from fe_core.trace.meta.per_ds import per_ds as per_ds
-    from fe.trace.meta import _per_ds as _per_ds
 
 __all__ = [
-    "per_ds", "_per_ds",
+    "per_ds",
 ]
 
 _ATTRIBUTES = {

@@ -173,6 +173,15 @@ _ATTRIBUTES = {
     "zscore": "fe_core.backend.normalization:zscore",
 }
 _SUBMODULES = [
+    "_abs", "_argmax", "_binary_crossentropy", "_cast", "_categorical_crossentropy", "_check_nan", "_clip_by_value",
+    "_concat", "_convert_tensor_precision", "_dice_score", "_exp", "_expand_dims", "_feed_forward", "_flip",
+    "_focal_loss", "_gather", "_gather_from_batch", "_get_gradient", "_get_image_dims", "_get_lr", "_get_shape",
+    "_hinge", "_huber", "_iwd", "_l1_loss", "_l2_regularization", "_lambertw", "_load_model", "_matmul", "_maximum",
+    "_mean_squared_error", "_ones_like", "_percentile", "_permute", "_pow", "_random_normal_like",
+    "_random_uniform_like", "_reduce_max", "_reduce_mean", "_reduce_min", "_reduce_std", "_reduce_sum", "_reshape",
+    "_resize3d", "_roll", "_save_model", "_set_lr", "_sign", "_smooth_l1_loss", "_sparse_categorical_crossentropy",
+    "_squeeze", "_tensor_normalize", "_tensor_pow", "_tensor_round", "_tensor_sqrt", "_to_shape", "_to_tensor",
+    "_to_type", "_transpose", "_update_model", "_watch", "_where", "_zeros_like", "_zscore",
 ]
 
 __getattr__, __dir__ = attach(__name__, _ATTRIBUTES, _SUBMODULES)
