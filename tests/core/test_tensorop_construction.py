@@ -87,5 +87,6 @@ def test_framework_free_meta_ops_and_loss_pass_through() -> None:
     assert Repeat(LambdaOp(fn=lambda z: z + 2, inputs="z", outputs="z"), repeat=3).forward([1], {}) == [7]
     assert Sometimes(LambdaOp(fn=lambda x: -x, inputs="x", outputs="x"), prob=1.0).forward([4], {}) == [-4]
     assert Sometimes(LambdaOp(fn=lambda x: -x, inputs="x", outputs="x"), prob=0.0).forward([4], {}) == [4]
-    assert OneOf(LambdaOp(fn=lambda x: -x, inputs="x", outputs="x")).forward([4], {}) == [-4]
+    # OneOf takes and returns what the wrapped op does: one value for a single key
+    assert OneOf(LambdaOp(fn=lambda x: -x, inputs="x", outputs="x")).forward([4], {}) == -4
     assert LossOp(inputs="adv", outputs="loss").forward(0.5, {}) == 0.5

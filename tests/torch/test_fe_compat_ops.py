@@ -68,3 +68,29 @@ def test_a_loss_op_subclass_may_declare_several_outputs() -> None:
     result = _run(ops, batch)
     total = float(result["box"]) + float(result["conf"]) + float(result["cls"])
     assert float(result["loss"]) == pytest.approx(total, rel=1e-5)
+
+
+# ------------------------------------------------------------------------------------------------ item 2: meta ops
+def test_repeat_reads_only_keys_that_exist_before_it_runs() -> None:
+    from fe_core.op.tensorop import LambdaOp, Repeat  # pylint: disable=import-outside-toplevel
+    static = Repeat(LambdaOp(fn=lambda x: x + 1, inputs="x", outputs="y"), repeat=2)
+    dynamic = Repeat(LambdaOp(fn=lambda z: z * 2, inputs="z", outputs="z"), repeat=lambda z, limit: z.max() < limit.max())
+    assert static.inputs == ["x"] and dynamic.inputs == ["z", "limit"]
+    produced = Repeat(LambdaOp(fn=lambda x: x * 2, inputs="x", outputs="w"), repeat=lambda w: w.max() < 0)
+    assert produced.inputs == ["x"]  # `w` is written by the op before the condition reads it
+    result = _run([static, produced], {"x": np.ones((2, 1), np.float32)})
+    assert result["y"].tolist() == [[2.0], [2.0]] and result["w"].tolist() == [[2.0], [2.0]]
+    grown = _run([dynamic], {"z": np.ones((2, ), np.float32), "limit": np.full((2, ), 5.0, np.float32)})
+    assert grown["z"].tolist() == [8.0, 8.0]
+
+
+def test_one_of_returns_what_the_wrapped_op_returns() -> None:
+    from fe_core.op.tensorop import LambdaOp, OneOf  # pylint: disable=import-outside-toplevel
+    one_of = OneOf(LambdaOp(fn=lambda x: x + 1, inputs="x", outputs="x"),
+                   LambdaOp(fn=lambda x: x + 1, inputs="x", outputs="x"))
+    result = one_of.forward([torch.tensor([1.0, 2.0])], STATE)
+    assert isinstance(result, torch.Tensor) and result.tolist() == [2.0, 3.0]  # not a one-element list
+    pair = OneOf(LambdaOp(fn=lambda a, b: [b, a], inputs=("a", "b"), outputs=("a", "b")))
+    swapped = pair.forward([torch.tensor(1.0), torch.tensor(2.0)], STATE)
+    assert isinstance(swapped, list) and [float(v) for v in swapped] == [2.0, 1.0]
+    assert _run([one_of], {"x": np.zeros((2, ), np.float32)})["x"].tolist() == [1.0, 1.0]

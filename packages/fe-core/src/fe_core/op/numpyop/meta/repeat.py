@@ -56,7 +56,7 @@ class Repeat(MetaOpStateMixin, NumpyOp):
         inputs += [key for key in repeat_inputs if key not in inputs and key not in op.outputs]
         super().__init__(inputs=inputs, outputs=list(op.outputs), mode=op.mode, ds_id=op.ds_id)
         self.in_list, self.out_list = True, True
-        self._op = op
+        self.ops: List[NumpyOp] = [op]  # FastEstimator's attribute (the op is `ops[0]`)
         self.repeat = repeat
         self.max_iter = max_iter
         self._repeat_inputs = repeat_inputs
@@ -65,11 +65,11 @@ class Repeat(MetaOpStateMixin, NumpyOp):
     @property
     def op(self) -> NumpyOp:
         """The repeated op."""
-        return self._op
+        return self.ops[0]
 
     def get_child_ops(self) -> List[NumpyOp]:
         """The repeated op."""
-        return [self._op]
+        return [self.ops[0]]
 
     def set_rua_level(self, magnitude_coef: float) -> None:
         """Set the repeated op's augmentation intensity (called by the RUA op).
@@ -83,7 +83,7 @@ class Repeat(MetaOpStateMixin, NumpyOp):
         self._set_children_rua_level(magnitude_coef)
 
     def _run(self, data: List[Any], state: Dict[str, Any], batched: bool) -> Union[FilteredData, List[Any]]:
-        op = self._op
+        op = self.ops[0]
         store = dict(zip(self.inputs, data))
         forward = op.forward_batch if batched else op.forward
         runs = 0
@@ -115,4 +115,4 @@ class Repeat(MetaOpStateMixin, NumpyOp):
         return self._run(data, state, batched=True)
 
     def __repr__(self) -> str:
-        return f"Repeat({self._op!r}, repeat={getattr(self.repeat, '__name__', self.repeat)}, max_iter={self.max_iter})"
+        return f"Repeat({self.ops[0]!r}, repeat={getattr(self.repeat, '__name__', self.repeat)}, max_iter={self.max_iter})"

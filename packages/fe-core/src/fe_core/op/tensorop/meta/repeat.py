@@ -17,7 +17,8 @@ class Repeat(WrapperOp):
     """Run a TensorOp several times in a row, each run reading what the previous one wrote.
 
     `repeat` is a count, or a function whose argument names are keys: the op then runs until the function returns
-    False (checked after each run, so the op runs at least once), at most `max_iter` times. On TensorFlow a
+    False (checked after each run, so the op runs at least once), at most `max_iter` times. The Repeat reads the op's
+    inputs plus the function's arguments that the op does not write (those exist after its first run). On TensorFlow a
     function-controlled repeat is a `tf.while_loop` inside the traced step (the repeated values must keep their
     shapes and dtypes).
 
@@ -48,8 +49,8 @@ class Repeat(WrapperOp):
         if max_iter is not None and (not isinstance(max_iter, int) or max_iter < 1):
             raise ValueError(f"Repeat max_iter must be None or a positive int, got {max_iter!r}")
         keys = list(op.inputs)
-        for key in self.repeat_inputs + list(op.outputs):
-            if key not in keys:
+        for key in self.repeat_inputs:
+            if key not in keys and key not in op.outputs:
                 keys.append(key)
         super().__init__(inputs=keys, outputs=op.outputs, mode=op.mode, ds_id=op.ds_id)
         self.mode, self.ds_id = op.mode, op.ds_id

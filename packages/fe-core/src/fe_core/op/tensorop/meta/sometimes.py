@@ -72,7 +72,8 @@ class OneOf(WrapperOp):
 
     The ops must read and write the same keys and run in the same modes. The pick is drawn inside the step with the
     framework's seeded generator (torch's global CPU generator; TensorFlow's global `tf.random.Generator` and
-    `tf.switch_case` inside the traced step).
+    `tf.switch_case` inside the traced step). Like the ops it wraps, a OneOf takes and returns a single value for a
+    single (string) key, and lists for lists of keys.
 
     Args:
         *tensor_ops: The ops to choose from.
@@ -101,16 +102,21 @@ class OneOf(WrapperOp):
         self.mode, self.ds_id = first.mode, first.ds_id
         self.probs = [float(p) for p in probs]
         self.cumulative = list(itertools.accumulate(self.probs))[:-1]  # upper bounds of all but the last op's slot
-        self.in_list, self.out_list = True, True
+        # what the wrapped ops take and return: one value for a single (string) key, else a list
+        self.in_list = first.in_list or len(first.inputs) != 1
+        self.out_list = first.out_list or len(first.outputs) != 1
 
     def run(self, index: int, data: List[Any], state: Dict[str, Any]) -> List[Any]:
-        """Run op number `index` on `data` (this op's inputs) and return the outputs."""
+        """Run op number `index` on `data` (this op's inputs, as a list) and return the outputs as a list."""
         store: Dict[str, Any] = dict(zip(self.inputs, data))
         run_wrapped(self.ops[index], store, state)
         return [store[key] for key in self.outputs]
 
-    def forward(self, data: List[Any], state: Dict[str, Any]) -> List[Any]:
+    def forward(self, data: Any, state: Dict[str, Any]) -> Any:
+        values = data if self.in_list else [data]
         if len(self.ops) == 1:
-            return self.run(0, data, state)
-        self.ensure_built(data)
-        return self._kernel(self, data, state)
+            result = self.run(0, values, state)
+        else:
+            self.ensure_built(values)
+            result = self._kernel(self, values, state)
+        return result if self.out_list else result[0]
