@@ -11,6 +11,10 @@ Three ways through the data, chosen once per epoch:
 Shuffling draws permutations from numpy's global random state, so `np.random.seed` (or restoring its state) makes
 the order reproducible.
 
+The per-sample path is computed in tasks (`fe_core.pipeline._sample_epoch`) whose randomness is seeded from the
+epoch's key and the task's position, so it gives the same batches whether the tasks run here or in the Pipeline's
+worker processes (`fe_core.pipeline._workers`), which it uses when a pool is open and the epoch is large enough.
+
 In a data-parallel run (several processes, see `fe_core.distributed`) each process takes its part of every global
 batch of one shared sample order (`_sharded_batches`; the rules are in `fe_core.distributed.sharding`).
 """
@@ -28,11 +32,13 @@ from fe_core.dataset.interleave_dataset import interleaved_steps
 from fe_core.distributed.communicator import Communicator, get_communicator
 from fe_core.distributed.sharding import (SharedRandom, check_batch_size, epoch_order_rng, global_batches,
                                           rank_batches, rank_part)
+from fe_core.dataset.generator_dataset import GeneratorDataset
 from fe_core.dataset.numpy_dataset import NumpyDataset
 from fe_core.op.numpyop.batch import collate_samples, stack_values
 from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.pipeline.position import PositionTracker
 from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
+from fe_core.pipeline._sample_epoch import UNBATCHED_TASK, TaskRunner, TaskStream, assemble
 
 __all__ = ["EpochLoader", "dataset_keys"]
 
@@ -123,15 +129,19 @@ class EpochLoader:
         steps_per_epoch: Yield exactly this many batches (cutting the epoch short or repeating the data, re-shuffled);
             None yields one pass over the data.
         timer: Time every stage (benchmarks only).
+        tracker: Follows the position inside the epoch (for mid-epoch checkpoints).
+        pool: The Pipeline's worker pool (`fe_core.pipeline._workers.WorkerPool`), when one is open.
     """
 
     def __init__(self, plan: EpochPlan, shuffle: bool, steps_per_epoch: Optional[int] = None,
-                 timer: Optional[OpTimer] = None, tracker: Optional[PositionTracker] = None) -> None:
+                 timer: Optional[OpTimer] = None, tracker: Optional[PositionTracker] = None,
+                 pool: Any = None) -> None:
         self.plan = plan
         self.shuffle = shuffle
         self.steps_per_epoch = steps_per_epoch
         self.timer = timer
         self.tracker = tracker
+        self.pool = pool
 
     def __len__(self) -> int:
         """The number of batches this epoch yields (an upper bound when samples are filtered without replacement).
@@ -252,56 +262,39 @@ class EpochLoader:
 
     # ------------------------------------------------------------------ per sample
     def _sample_batches(self) -> Iterator[Dict[str, Any]]:
+        """Dataset access, per-sample ops, collation and batch ops, in tasks computed here or in the worker pool."""
         plan = self.plan
-        dataset = plan.dataset
-        size, steps_per_epoch = len(dataset), self.steps_per_epoch
-        batch_size = plan.batch_size or 1
-        unbatched = plan.batch_size is None
-        getitem = self._wrap("<Fetch sample>", "sample", dataset.__getitem__)
-        copy_sample = not isinstance(dataset, NumpyDataset)  # NumpyDataset returns a new dict per call already
-        sample_steps = self._compile(plan.sample_ops, batched=False)
-        collate = self._collator()
-        batch_steps = self._compile(plan.batch_ops, batched=True)
-        state = plan.state
-        pending: List[Dict[str, Any]] = []
-        pending_indices: List[int] = []
-        consumed = kept = removed_for_good = missed = emitted = filtered_batches = 0
-        for index in _IndexStream(size, self.shuffle).indices():
-            consumed += 1
-            sample = getitem(index)
-            if copy_sample:
-                sample = dict(sample)
-            result = run_steps(sample, sample_steps, state) if sample_steps else None
-            if result is not None:
-                if consumed <= size and not result.replacement:
-                    removed_for_good += 1
-                missed += 1
-            else:
-                missed = 0
-                kept += 1
-                pending.append(sample)
-                pending_indices.append(index)
-                if len(pending) == batch_size:
-                    batch = pending[0] if unbatched else collate(pending, pending_indices)
-                    pending, pending_indices = [], []
-                    if batch_steps and run_steps(batch, batch_steps, state) is not None:
-                        filtered_batches += 1
-                        if steps_per_epoch is not None and filtered_batches * batch_size > size + batch_size:
-                            raise self._too_many_filtered("batches", filtered_batches)
-                    else:
-                        filtered_batches = 0
-                        yield self._select(batch)
-                        emitted += 1
-                        if steps_per_epoch is not None and emitted >= steps_per_epoch:
-                            return
-            if steps_per_epoch is None and consumed >= size and kept >= size - removed_for_good:
-                break
-            if missed >= size:
-                raise self._too_many_filtered("samples", missed)
-        if pending and not plan.drop_last:
-            batch = collate(pending, pending_indices)
-            if not batch_steps or run_steps(batch, batch_steps, state) is None:
-                yield self._select(batch)
+        size = len(plan.dataset)
+        first_order = np.random.permutation(size) if self.shuffle else None
+        key = int(np.random.randint(0, 2 ** 31 - 1))  # the epoch's random key: every task's seed derives from it
+        task_size = plan.batch_size or UNBATCHED_TASK
+        stream = TaskStream(size, first_order, self.shuffle, key, task_size, one_pass=self.steps_per_epoch is None)
+        local: List[TaskRunner] = []
+
+        def runner() -> TaskRunner:
+            if not local:
+                local.append(TaskRunner(self, key, restore=True))
+            return local[0]
+
+        def redo(start: int, indices: np.ndarray) -> Tuple[Any, ...]:
+            return runner().run(start, indices, False)
+
+        aligned = [True]  # whether tasks may still come back as whole batches
+        estimated = size if self.steps_per_epoch is None else self.steps_per_epoch * task_size
+        if self.pool is not None and self._workers_can_run() and self.pool.wanted(self, estimated):
+            results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]] = self.pool.run_epoch(self, key, stream,
+                                                                                             aligned)
+        else:
+            results = ((start, indices, runner().run(start, indices, aligned[0])) for start, indices in stream)
+        try:
+            yield from assemble(plan, results, runner, redo, self.steps_per_epoch, aligned)
+        finally:
+            results.close()  # type: ignore[attr-defined]
+
+    def _workers_can_run(self) -> bool:
+        """Whether worker processes can compute this epoch: samples addressed by index, no per-epoch index maps."""
+        dataset = self.plan.dataset
+        return not isinstance(dataset, GeneratorDataset) and not callable(getattr(dataset, "fe_reset_ds", None))
 
     # ------------------------------------------------------------------ data-parallel runs
     def _sharded_batches(self, communicator: Communicator) -> Iterator[Dict[str, Any]]:

@@ -16,7 +16,7 @@ from fe_core.op.numpyop.delete import Delete
 from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.numpyop.remove_if import FilteredData
 
-__all__ = ["Step", "compile_steps", "run_steps", "OpTimer"]
+__all__ = ["Step", "compile_steps", "run_steps", "OpTimer", "add_note"]
 
 # (op, forward callable, input keys, in_list, output keys, out_list, keys deleted afterwards)
 Step = Tuple[NumpyOp, Callable[[Any, Dict[str, Any]], Any], Tuple[str, ...], bool, Tuple[str, ...], bool,
@@ -128,7 +128,7 @@ def run_steps(store: MutableMapping[str, Any], steps: List[Step], state: Dict[st
             result = forward(data, state)
         except ValueError as error:
             if "read-only" not in str(error):
-                _add_note(error, _describe(op, state))
+                add_note(error, _describe(op, state))
                 raise
             # The op edits its input in place and the input is a read-only view of the dataset: give it copies.
             op.in_place_edits = True  # type: ignore[attr-defined]
@@ -136,7 +136,7 @@ def run_steps(store: MutableMapping[str, Any], steps: List[Step], state: Dict[st
             steps[_index_of(steps, op)] = step
             result = step[1](data, state)
         except Exception as error:
-            _add_note(error, _describe(op, state))
+            add_note(error, _describe(op, state))
             raise
         if result.__class__ is FilteredData:
             return result
@@ -161,7 +161,8 @@ def _index_of(steps: List[Step], op: NumpyOp) -> int:
     raise ValueError(f"{op!r} is not among the compiled steps")
 
 
-def _add_note(error: BaseException, note: str) -> None:
-    add_note = getattr(error, "add_note", None)  # Python 3.11+
-    if add_note is not None and note not in getattr(error, "__notes__", ()):
-        add_note(note)
+def add_note(error: BaseException, note: str) -> None:
+    """Add `note` to `error` (Python 3.11+ notes), once."""
+    adder = getattr(error, "add_note", None)  # Python 3.11+
+    if adder is not None and note not in getattr(error, "__notes__", ()):
+        adder(note)

@@ -1,0 +1,300 @@
+"""The per-sample path of one epoch, split into tasks that any process can compute with the same result.
+
+An epoch's sample order is an endless stream of dataset indices (one permutation, or arange, after another). The
+stream is cut into *tasks* of consecutive positions: one batch's worth (`batch_size` positions; 16 when nothing is
+batched), with the task that reaches the end of the data cut there when the epoch is one pass. A task fetches its
+samples, runs the per-sample ops on them and, when every sample survived, collates them and runs the batch ops.
+
+Randomness. Every random draw a task makes (numpy's global random state, which fe's albumentations ops draw from too,
+and Python's `random`) comes from generators seeded with `task_seed(key, first position)`: `key` is one draw from
+numpy's global random state when the epoch starts (after the shuffle permutation, drawn as before), so under
+`enable_deterministic(seed)` a task's augmentations are a function of (run seed, epoch, the task's position in the
+epoch) and never of the process that happened to compute it. Batch ops are seeded the same way from the batch's first
+position. In the trainer the seeded generators are swapped in for the task and the trainer's own random state is put
+back afterwards, so nothing else the trainer draws depends on the number of workers.
+
+The trainer assembles batches from task results in stream order (`assemble`), applying exactly the rules of the
+in-process loop: samples an op filters out are skipped (with replacement the epoch goes on into the next pass),
+batches are `batch_size` kept samples in order, a batch op may filter a whole batch. When a task's samples were all
+kept and the task starts a batch, the task's own collated batch is used; otherwise its kept samples are collated in
+the trainer.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from fe_core.dataset.numpy_dataset import NumpyDataset
+from fe_core.op.numpyop.remove_if import FilteredData
+from fe_core.pipeline.op_runner import add_note, run_steps
+
+__all__ = ["KEPT", "REPLACED", "REMOVED", "task_seed", "SeededRandom", "TaskStream", "TaskRunner", "assemble",
+           "UNBATCHED_TASK"]
+
+KEPT, REPLACED, REMOVED = 0, 1, 2  # what happened to each position of a task
+UNBATCHED_TASK = 16  # positions per task when nothing is batched
+_BATCH_SALT = 1
+
+
+def task_seed(key: int, position: int, salt: int = 0) -> int:
+    """The 32-bit seed of the task (salt 0) or batch (salt 1) that starts at stream `position` of epoch `key`."""
+    return int(np.random.SeedSequence([key, position, salt]).generate_state(1)[0])
+
+
+class SeededRandom:
+    """Run a function with numpy's global random state and Python's `random` seeded, optionally restoring both.
+
+    numpy's global state is switched to a private MT19937 bit generator (seeded as `np.random.seed` would) and back,
+    which costs microseconds where saving and restoring numpy's state costs hundreds.
+
+    Args:
+        restore: Put the caller's random state back afterwards (the trainer); workers need not.
+    """
+
+    def __init__(self, restore: bool) -> None:
+        self.restore = restore
+        self.bit_generator = np.random.MT19937()
+        self.seeder = np.random.RandomState(self.bit_generator)
+
+    def call(self, seed: int, function: Callable[..., Any], *args: Any) -> Any:
+        """`function(*args)` with the random state seeded by `seed`."""
+        self.seeder.seed(seed)
+        if not self.restore:
+            np.random.set_bit_generator(self.bit_generator)
+            random.seed(seed)
+            return function(*args)
+        trainer_bits = np.random.get_bit_generator()
+        python_state = random.getstate()
+        np.random.set_bit_generator(self.bit_generator)
+        random.seed(seed)
+        try:
+            return function(*args)
+        finally:
+            np.random.set_bit_generator(trainer_bits)
+            random.setstate(python_state)
+
+
+def forget_cached_normal() -> None:
+    """Drop numpy's cached second normal value, as swapping the bit generator does (keeps 0 and N workers equal)."""
+    np.random.set_bit_generator(np.random.get_bit_generator())
+
+
+class TaskStream:
+    """The epoch's sample order, cut into tasks `(first position, dataset indices)`.
+
+    Args:
+        size: Samples in the dataset.
+        first_order: The first pass's order (the shuffle permutation), or None for arange.
+        shuffle: Whether later passes are shuffled (from generators seeded by `key` and the pass).
+        key: The epoch's random key.
+        task_size: Positions per task.
+        one_pass: Cut the task that reaches the end of the first pass there.
+    """
+
+    def __init__(self, size: int, first_order: Optional[np.ndarray], shuffle: bool, key: int, task_size: int,
+                 one_pass: bool) -> None:
+        self.size, self.shuffle, self.key, self.task_size, self.one_pass = size, shuffle, key, task_size, one_pass
+        self.orders = {0: first_order if first_order is not None else np.arange(size)}
+
+    def _order(self, lap: int) -> np.ndarray:
+        order = self.orders.get(lap)
+        if order is None:
+            order = (np.random.default_rng([self.key, lap]).permutation(self.size) if self.shuffle
+                     else np.arange(self.size))
+            self.orders = {lap: order}  # passes are visited in order: keep one
+        return order
+
+    def __iter__(self) -> Iterator[Tuple[int, np.ndarray]]:
+        start, size = 0, self.size
+        while True:
+            stop = start + self.task_size
+            if self.one_pass and start < size < stop:
+                stop = size
+            parts = []
+            position = start
+            while position < stop:
+                lap, offset = divmod(position, size)
+                take = min(stop - position, size - offset)
+                parts.append(self._order(lap)[offset:offset + take])
+                position += take
+            yield start, parts[0] if len(parts) == 1 else np.concatenate(parts)
+            start = stop
+
+
+class TaskRunner:
+    """Computes tasks for one epoch plan: fetch, per-sample ops, and (when all survive) collation and batch ops.
+
+    Args:
+        loader: The `EpochLoader` whose plan, compiled ops and collation to use (in a worker, one built there).
+        key: The epoch's random key.
+        restore: Restore the caller's random state after each task (True in the trainer).
+    """
+
+    def __init__(self, loader: Any, key: int, restore: bool) -> None:
+        plan = loader.plan
+        self.plan = plan
+        self.key = key
+        self.random = SeededRandom(restore)
+        dataset = plan.dataset
+        self.getitem = loader._wrap("<Fetch sample>", "sample", dataset.__getitem__)
+        self.copy_sample = not isinstance(dataset, NumpyDataset)  # NumpyDataset returns a new dict per call already
+        self.sample_steps = loader._compile(plan.sample_ops, batched=False)
+        self.batch_steps = loader._compile(plan.batch_ops, batched=True)
+        self.collate = loader._collator()
+        self.select = loader._select
+        self.state = plan.state
+        self.unbatched = plan.batch_size is None
+        self.boundary = plan.boundary_keys
+
+    def _samples(self, indices: np.ndarray) -> Tuple[List[int], List[Dict[str, Any]], List[int]]:
+        outcomes: List[int] = []
+        kept: List[Dict[str, Any]] = []
+        kept_indices: List[int] = []
+        getitem, steps, state, copy_sample = self.getitem, self.sample_steps, self.state, self.copy_sample
+        for index in indices.tolist():
+            try:
+                sample = getitem(index)
+                if copy_sample:
+                    sample = dict(sample)
+                result = run_steps(sample, steps, state) if steps else None
+            except Exception as error:
+                add_note(error, f"on sample index {index} of the dataset (mode {state.get('mode')!r} epoch "
+                                f"{state.get('epoch')} ds_id {state.get('ds_id')!r})")
+                raise
+            if result is None:
+                outcomes.append(KEPT)
+                kept.append(sample)
+                kept_indices.append(index)
+            else:
+                outcomes.append(REPLACED if result.replacement else REMOVED)
+        return outcomes, kept, kept_indices
+
+    def _finish(self, samples: List[Dict[str, Any]], indices: List[int]) -> Optional[Dict[str, Any]]:
+        batch = samples[0] if self.unbatched else self.collate(samples, indices)
+        if self.batch_steps and run_steps(batch, self.batch_steps, self.state) is not None:
+            return None
+        return self.select(batch)
+
+    def run(self, start: int, indices: np.ndarray, want_batch: bool) -> Tuple[Any, ...]:
+        """Compute the task at stream position `start`.
+
+        Returns:
+            ("batch", count, batch or None when a batch op filtered it) when `want_batch` and every sample was kept,
+            else ("raw", outcomes, kept samples, their dataset indices).
+        """
+        outcomes, kept, kept_indices = self.random.call(task_seed(self.key, start), self._samples, indices)
+        if want_batch and not self.unbatched and len(kept) == len(outcomes):
+            return ("batch", len(outcomes), self.finish(kept, kept_indices, start))
+        if self.boundary is not None:
+            kept = [{key: value for key, value in sample.items() if key in self.boundary} for sample in kept]
+        return ("raw", outcomes, kept, kept_indices)
+
+    def finish(self, samples: List[Dict[str, Any]], indices: List[int], first: int) -> Optional[Dict[str, Any]]:
+        """Collate kept samples (the first at stream position `first`) and run the batch ops on them.
+
+        Returns:
+            The batch (only the keys asked for), or None when a batch op filtered it out.
+        """
+        if self.unbatched and not self.batch_steps:
+            return self.select(samples[0])
+        return self.random.call(task_seed(self.key, first, _BATCH_SALT), self._finish, samples, indices)
+
+
+def _too_many(plan: Any, what: str, count: int) -> ValueError:
+    return ValueError(f"The Pipeline filtered out {count} {what} in a row in {plan.where()} (RemoveIf or an op "
+                      f"returning FilteredData); refusing to loop forever")
+
+
+def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]],
+             runner: Callable[[], TaskRunner], redo: Callable[[int, np.ndarray], Tuple[Any, ...]],
+             steps_per_epoch: Optional[int], aligned: List[bool]) -> Iterator[Dict[str, Any]]:
+    """Turn task results, in stream order, into the epoch's batches, exactly as the in-process loop would.
+
+    Args:
+        plan: The epoch plan.
+        results: `(first position, dataset indices, result)` of each task, in order (see `TaskRunner.run`).
+        runner: The trainer's TaskRunner (built on first use), for collating samples and redoing tasks.
+        redo: Recompute the task at a position as raw samples (a task computed as a batch arrived out of step).
+        steps_per_epoch: The number of batches to yield, or None for one pass.
+        aligned: A one-item list the caller's dispatcher reads: whether task results may still be whole batches.
+    """
+    size = len(plan.dataset)
+    batch_size = plan.batch_size or 1
+    drop_last = plan.drop_last
+    pending: List[Dict[str, Any]] = []
+    pending_indices: List[int] = []
+    first = 0
+    consumed = kept = removed_for_good = missed = emitted = filtered_batches = 0
+    for start, indices, result in results:
+        if result[0] == "batch":
+            count = result[1]
+            ends_epoch = steps_per_epoch is None and consumed + count >= size and kept + count >= size - removed_for_good
+            if pending or (count < batch_size and not ends_epoch):  # out of step with the batches: use its samples
+                aligned[0] = False
+                result = redo(start, indices)
+        if result[0] == "batch":
+            count, batch = result[1], result[2]
+            consumed += count
+            kept += count
+            missed = 0
+            if count == batch_size or (steps_per_epoch is None and consumed >= size
+                                       and kept >= size - removed_for_good):  # a whole batch, or the last one
+                if count < batch_size and drop_last:
+                    return
+                if batch is None:
+                    filtered_batches += 1
+                    if steps_per_epoch is not None and filtered_batches * batch_size > size + batch_size:
+                        raise _too_many(plan, "batches", filtered_batches)
+                else:
+                    filtered_batches = 0
+                    forget_cached_normal()
+                    yield batch
+                    emitted += 1
+                    if steps_per_epoch is not None and emitted >= steps_per_epoch:
+                        return
+            if steps_per_epoch is None and consumed >= size and kept >= size - removed_for_good:
+                return
+            continue
+        aligned[0] = False
+        _, outcomes, samples, kept_indices = result
+        sample_iter = iter(zip(samples, kept_indices))
+        for offset, outcome in enumerate(outcomes):
+            consumed += 1
+            if outcome != KEPT:
+                if consumed <= size and outcome == REMOVED:
+                    removed_for_good += 1
+                missed += 1
+            else:
+                missed = 0
+                kept += 1
+                sample, index = next(sample_iter)
+                if not pending:
+                    first = start + offset
+                pending.append(sample)
+                pending_indices.append(index)
+                if len(pending) == batch_size:
+                    batch = runner().finish(pending, pending_indices, first)
+                    pending, pending_indices = [], []
+                    if batch is None:
+                        filtered_batches += 1
+                        if steps_per_epoch is not None and filtered_batches * batch_size > size + batch_size:
+                            raise _too_many(plan, "batches", filtered_batches)
+                    else:
+                        filtered_batches = 0
+                        forget_cached_normal()
+                        yield batch
+                        emitted += 1
+                        if steps_per_epoch is not None and emitted >= steps_per_epoch:
+                            return
+            if steps_per_epoch is None and consumed >= size and kept >= size - removed_for_good:
+                if pending and not drop_last:
+                    batch = runner().finish(pending, pending_indices, first)
+                    if batch is not None:
+                        forget_cached_normal()
+                        yield batch
+                return
+            if missed >= size:
+                raise _too_many(plan, "samples", missed)
+
