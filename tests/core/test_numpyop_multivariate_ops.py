@@ -253,7 +253,8 @@ def test_checkpoints_hold_no_configuration_of_albumentations_ops():
     from fe_core.checkpoint.object_state import get_object_state, set_object_state
     from fe_core.op.numpyop.meta import Sometimes
     op = Sometimes(RandomCrop(height=2, width=2, image_in="x"))
-    assert get_object_state(op) == {"ops": [{}]}
+    state = get_object_state(op)
+    assert state["ops"] == [{}] and state["attributes"]["prob"] == 0.5  # the Sometimes' own data, not the crop's
     fresh = Sometimes(RandomCrop(height=2, width=2, image_in="y"))
     set_object_state(fresh, {"ops": [{"_in_plan": (("image", 1, False), )}]})  # whatever a checkpoint says
     assert fresh.op.inputs == ["y"] and fresh.op.forward([IMAGE], {})[0].shape == (2, 2, 3)

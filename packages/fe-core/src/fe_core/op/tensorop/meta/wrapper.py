@@ -22,6 +22,13 @@ def run_wrapped(op: TensorOp, store: Dict[str, Any], state: Dict[str, Any]) -> N
         store[op.outputs[0]] = result
 
 
+def _public(attributes: Dict[str, Any]) -> Dict[str, Any]:
+    """The attributes a user's code may change (a `prob`); '_' ones are derived from the wrapped ops."""
+    if not isinstance(attributes, dict):
+        raise ValueError(f"The saved attributes of a meta op should be a dict, found a {type(attributes).__name__}")
+    return {name: value for name, value in attributes.items() if not str(name).startswith("_")}
+
+
 class WrapperOp(TensorOp):
     """A TensorOp running the TensorOps in `self.ops`: it builds them, reports their models and loss keys, and passes
     the Network's gradient-graph decisions on to them.
@@ -72,19 +79,34 @@ class WrapperOp(TensorOp):
         return gradient_ops[-1].fe_retain_graph()
 
     def get_state(self) -> Dict[str, Any]:
-        """The wrapped ops' checkpoint states (a SuperLoss's average, an UpdateOp's accumulated gradients, ...)."""
-        from fe_core.checkpoint.object_state import get_object_state  # pylint: disable=import-outside-toplevel
-        return {"ops": [get_object_state(op) for op in self.ops]}
+        """The wrapped ops' checkpoint states (a SuperLoss's average, an UpdateOp's accumulated gradients, ...) and
+        this op's own data (a `prob` a curriculum changed, ...)."""
+        from fe_core.checkpoint import object_state  # pylint: disable=import-outside-toplevel
+        return {"ops": [object_state.get_object_state(op) for op in self.ops],
+                "attributes": _public(object_state.get_attribute_state(self))}
+
+    def check_state(self, state: Dict[str, Any]) -> None:
+        """Check that a saved state fits this op and its wrapped ops before anything is restored.
+
+        Raises:
+            ValueError: If the number of saved states differs from the wrapped ops, or a saved value does not fit.
+        """
+        from fe_core.checkpoint import object_state  # pylint: disable=import-outside-toplevel
+        saved = state.get("ops", [])
+        if not isinstance(saved, list) or len(saved) != len(self.ops):
+            raise ValueError(f"{type(self).__name__} wraps {len(self.ops)} op(s) but the checkpoint holds states for "
+                             f"{len(saved) if isinstance(saved, list) else 0}")
+        object_state.check_attribute_state(self, _public(state.get("attributes") or {}), type(self).__name__)
+        for index, (op, op_state) in enumerate(zip(self.ops, saved)):
+            object_state.check_object_state(op, op_state, f"{type(self).__name__} wrapped op {index}")
 
     def set_state(self, state: Dict[str, Any]) -> None:
-        """Restore what `get_state` returned into the wrapped ops."""
-        from fe_core.checkpoint.object_state import set_object_state  # pylint: disable=import-outside-toplevel
-        saved = state.get("ops", [])
-        if len(saved) != len(self.ops):
-            raise ValueError(f"{type(self).__name__} wraps {len(self.ops)} op(s) but the checkpoint holds states for "
-                             f"{len(saved)}")
-        for op, op_state in zip(self.ops, saved):
-            set_object_state(op, op_state)
+        """Restore what `get_state` returned into the wrapped ops and this op (all checked before anything is set)."""
+        from fe_core.checkpoint import object_state  # pylint: disable=import-outside-toplevel
+        self.check_state(state)
+        for op, op_state in zip(self.ops, state.get("ops", [])):
+            object_state.set_object_state(op, op_state)
+        object_state.set_attribute_state(self, _public(state.get("attributes") or {}))
 
     def ensure_built(self, data: Any) -> None:
         if getattr(self, "framework", None) is None:
