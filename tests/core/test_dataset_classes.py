@@ -64,9 +64,9 @@ def test_stratified_split_keeps_class_ratios():
 
 def test_split_without_seed_draws_from_numpy_global_state():
     np.random.seed(5)
-    first = NumpyDataset({"x": np.arange(50)}).split(10)["x"].tolist()
+    first = NumpyDataset({"x": np.arange(50)}).split(10)["x"]
     np.random.seed(5)
-    assert NumpyDataset({"x": np.arange(50)}).split(10)["x"].tolist() == first
+    assert NumpyDataset({"x": np.arange(50)}).split(10)["x"] == first
 
 
 def test_numpy_dataset_column_access_and_assignment():

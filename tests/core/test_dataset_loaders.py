@@ -54,7 +54,7 @@ def test_mnist_downloads_once_verifies_and_caches(mirror, monkeypatch, tmp_path)
     train, evaluation = mnist.load_data(image_key="img")
     assert isinstance(train, NumpyDataset) and len(train) == 5 and len(evaluation) == 2
     assert train["img"].shape == (5, 28, 28) and train["img"].dtype == np.uint8
-    assert evaluation["y"].tolist() == [7, 8]
+    assert evaluation["y"] == [7, 8]
     assert os.path.exists(tmp_path / "cache" / "MNIST" / "mnist.npz")
     mnist.load_data()
     assert len(mirror.requests) == 1  # the second call reads the cache
@@ -170,7 +170,7 @@ def test_imdb_review_encodes_filters_and_pads_like_keras(mirror, monkeypatch):
                    x_test=objects([[20, 1]]), y_test=np.array([1])))
     monkeypatch.setattr(imdb_review, "SHA256", digest(body, "sha256"))
     train, evaluation = imdb_review.load_data(max_len=5, vocab_size=10)
-    assert train["x"].tolist() == [[1, 4, 5, 0, 0]] and train["y"].tolist() == [1]  # the 7-word review is dropped
+    assert train["x"].tolist() == [[1, 4, 5, 0, 0]] and train["y"] == [1]  # the 7-word review is dropped
     assert evaluation["x"].tolist() == [[1, 2, 4, 0, 0]]  # word 20 + 3 is out of the vocabulary: 2
     assert imdb_review.pad([1], 3, 0) == [1, 0, 0]
 
@@ -204,7 +204,7 @@ def test_sklearn_tables_without_sklearn(mirror, monkeypatch):
     rows = "\n".join(",".join(["1"] * 64 + [str(i % 10)]) for i in range(12))
     add(mirror, base + "digits.csv.gz", gzip.compress(rows.encode()))
     digits = skl_digits.load_data(image_key="image")
-    assert digits["image"].shape == (12, 8, 8) and digits["y"].tolist()[:3] == [0, 1, 2]
+    assert digits["image"].shape == (12, 8, 8) and digits["y"][:3] == [0, 1, 2]
     table = "10,30,malignant,benign\n" + "\n".join(",".join([str(i)] * 30 + [str(i % 2)]) for i in range(10))
     add(mirror, base + "breast_cancer.csv", table.encode())
     train, evaluation = breast_cancer.load_data()
@@ -237,8 +237,8 @@ def test_mitmovie_ner_groups_sentences(mirror, tmp_path):
     add(mirror, "/sls/downloads/movie/engtrain.bio", bio.encode())
     add(mirror, "/sls/downloads/movie/engtest.bio", b"B-YEAR\t1999\n")
     train, test, words, tags = mitmovie_ner.load_data(root_dir=str(tmp_path))
-    assert train["x"].tolist() == ["tom hanks", "films"] and train[0]["y"] == ["B-ACTOR", "I-ACTOR"]
-    assert test["x"].tolist() == ["1999"] and words == {"tom", "hanks", "films", "1999"}
+    assert train["x"] == ["tom hanks", "films"] and train[0]["y"] == ["B-ACTOR", "I-ACTOR"]
+    assert test["x"] == ["1999"] and words == {"tom", "hanks", "films", "1999"}
     assert tags == {"B-ACTOR", "I-ACTOR", "O", "B-YEAR"}
 
 
@@ -249,7 +249,7 @@ def test_tednmt_pairs_sources_and_targets(mirror, tmp_path):
              folder + "en.test": "one\n"}
     add(mirror, "/data/qi18naacl-dataset.tar.gz", make_tar(files))
     train, dev, test = tednmt.load_data(root_dir=str(tmp_path))
-    assert train["source"].tolist() == ["salam", "merhaba"] and dev[0]["target"] == "thanks" and len(test) == 1
+    assert train["source"] == ["salam", "merhaba"] and dev[0]["target"] == "thanks" and len(test) == 1
     with pytest.raises(ValueError, match="translate_option"):
         tednmt.load_data(root_dir=str(tmp_path), translate_option="xx_to_en")
 

@@ -15,15 +15,25 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 
+from fe_core.distributed.launch import unseeded_random_state
 from fe_core.export import fe_export
 
-__all__ = ["FEDataset", "InMemoryDataset", "DatasetSummary", "KeySummary", "DatasetArgumentError", "Fraction"]
+__all__ = ["FEDataset", "InMemoryDataset", "DatasetSummary", "KeySummary", "DatasetArgumentError", "DatasetIndexError",
+           "Fraction"]
 
 Fraction = Union[float, int, Iterable[int]]
 
 
 class DatasetArgumentError(ValueError, AssertionError):
     """Invalid dataset arguments. A ValueError, and an AssertionError as FastEstimator raises for the same cases."""
+
+
+class DatasetIndexError(IndexError, KeyError):
+    """A sample index out of range. An IndexError, and a KeyError as FastEstimator's in-memory datasets (which look
+    samples up in a dict) raise for the same case."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 @fe_export("fe.dataset.dataset.KeySummary")
@@ -154,7 +164,8 @@ class FEDataset:
             *fractions: Floating point values will be interpreted as percentages, integers as an absolute number of
                 datapoints, and an iterable of integers as the exact indices of the data that should be removed in
                 order to create the new dataset.
-            seed: The random seed to use when splitting the dataset (default: numpy's global random state).
+            seed: The random seed to use when splitting the dataset (default: numpy's global random state; in a
+                data-parallel launch, a random stream shared by all its processes, so every process splits alike).
             stratify: A class key within the dataset with which to stratify the split (to approximately maintain class
                 balance ratios before and after a split). Incompatible with data index splitting.
 
@@ -195,7 +206,8 @@ class FEDataset:
         if not fractions:
             raise DatasetArgumentError(f"{name}.split needs at least one fraction, count or list of indices")
         size = len(self)
-        rng = np.random.RandomState(seed) if seed is not None else np.random
+        # unseeded: numpy's global generator, or in a data-parallel launch a stream every process draws alike
+        rng = np.random.RandomState(seed) if seed is not None else unseeded_random_state()
         available = np.ones(size, dtype=bool)
         requests: List[Union[int, np.ndarray]] = []
         for fraction in fractions:
@@ -324,7 +336,8 @@ class InMemoryDataset(FEDataset):
         """Fetch a data instance at a specified index, or a whole column by key name.
 
         Raises:
-            IndexError: If the integer index is out of range.
+            DatasetIndexError: (an IndexError and a KeyError, as FastEstimator raises) If the integer index is out of
+                range.
             KeyError: If the key is not in the data.
         """
         if isinstance(index, str):
@@ -334,7 +347,8 @@ class InMemoryDataset(FEDataset):
         try:
             return self.data[index]
         except KeyError:
-            raise IndexError(f"{type(self).__name__} index {index} out of range ({len(self.data)} samples)") from None
+            raise DatasetIndexError(f"{type(self).__name__} index {index} out of range ({len(self.data)} "
+                                    f"samples)") from None
 
     def _column(self, key: str) -> Any:
         if not self.data:

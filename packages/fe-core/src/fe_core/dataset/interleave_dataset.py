@@ -3,10 +3,16 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
+import numpy as np
+
 from fe_core.dataset.dataset import DatasetArgumentError, DatasetSummary, FEDataset, KeySummary
 from fe_core.export import fe_export
 
-__all__ = ["InterleaveDataset", "interleaved_steps"]
+__all__ = ["InterleaveDataset", "InterleaveIndexError", "interleaved_steps"]
+
+
+class InterleaveIndexError(IndexError, StopIteration):
+    """A batch index beyond the epoch: an IndexError, and the StopIteration FastEstimator's InterleaveDataset raises."""
 
 
 def _keys_of(dataset: Any) -> List[str]:
@@ -106,9 +112,11 @@ class InterleaveDataset(FEDataset):
         if unused:
             raise DatasetArgumentError(f"InterleaveDataset pattern never uses datasets {unused}")
         self.batch_sizes: List[int] = [1] * len(self.datasets)
+        self.index_maps: List[np.ndarray] = [np.arange(len(dataset)) for dataset in self.datasets]
 
     def set_batch_sizes(self, batch_sizes: List[int]) -> None:
-        """Set the batch size of each dataset (used for `len()`; the Pipeline uses each ds_id's own batch size).
+        """Set the batch size of each dataset: how many samples `dataset[i]` holds when step i draws from it, and so
+        how many steps `len()` counts. The Pipeline sets them from each ds_id's batch size before every epoch.
 
         Raises:
             DatasetArgumentError: If the count or values are invalid.
@@ -127,13 +135,38 @@ class InterleaveDataset(FEDataset):
         return interleaved_steps(self.pattern, [len(dataset) // size
                                                 for dataset, size in zip(self.datasets, self.batch_sizes)])
 
-    def __getitem__(self, index: int) -> Dict[str, Any]:
-        """Sample `index` of the concatenated datasets (for inspection; the Pipeline interleaves whole batches)."""
-        for dataset in self.datasets:
-            if index < len(dataset):
-                return dataset[index]
-            index -= len(dataset)
-        raise IndexError("InterleaveDataset index out of range")
+    def __getitem__(self, batch_idx: int) -> List[Dict[str, Any]]:
+        """The batch of step `batch_idx`: a list of samples from the dataset the pattern names for that step.
+
+        Step `batch_idx` takes the next `batch_sizes[d]` samples (in the order of this epoch's index map) of its
+        dataset d, as FastEstimator's InterleaveDataset does; the items of a dataset of whole batches (BatchDataset)
+        are unpacked into the list.
+
+        Raises:
+            InterleaveIndexError: (an IndexError and a StopIteration, as FastEstimator raises) If `batch_idx` is not
+                a step of the epoch.
+        """
+        length = len(self)
+        if batch_idx < 0:
+            batch_idx += length
+        if not 0 <= batch_idx < length:
+            raise InterleaveIndexError(f"InterleaveDataset batch {batch_idx} out of range ({length} batches)")
+        cycle, position = divmod(batch_idx, len(self.pattern))
+        which = self.pattern[position]
+        size = self.batch_sizes[which]
+        uses_per_cycle = self.pattern.count(which)
+        start = (cycle * uses_per_cycle + self.pattern[:position].count(which)) * size
+        dataset, index_map = self.datasets[which], self.index_maps[which]
+        if len(index_map) != len(dataset):  # the dataset changed length (split) since the map was drawn
+            index_map = self.index_maps[which] = np.arange(len(dataset))
+        batch: List[Dict[str, Any]] = []
+        for index in index_map[start:start + size].tolist():
+            item = dataset[index]
+            if isinstance(item, list):
+                batch.extend(item)
+            else:
+                batch.append(item)
+        return batch
 
     def keys(self) -> List[str]:
         """The keys common to every dataset."""
@@ -143,15 +176,25 @@ class InterleaveDataset(FEDataset):
         return sorted(common)
 
     def fe_reset_ds(self, shuffle: bool = True, *, seed: Optional[int] = None) -> None:
-        """Forward the per-epoch reset to the datasets that have one.
+        """Rearrange the index maps of this InterleaveDataset (and reset the datasets that have a reset).
 
         Args:
-            shuffle: Whether to shuffle.
-            seed: A random seed to control the shuffling.
+            shuffle: Whether to shuffle the order in which `dataset[i]` takes each dataset's samples; False restores
+                the natural order.
+            seed: A random seed to control the shuffling (default: numpy's global random state).
         """
         for dataset in self.datasets:
             if hasattr(dataset, "fe_reset_ds"):
                 dataset.fe_reset_ds(shuffle, seed=seed)
+        maps = []
+        for which, dataset in enumerate(self.datasets):
+            if not shuffle:
+                maps.append(np.arange(len(dataset)))
+            elif seed is not None:  # each dataset its own order, all conditioned on the seed
+                maps.append(np.random.RandomState(seed + which).permutation(len(dataset)))
+            else:
+                maps.append(np.random.permutation(len(dataset)))
+        self.index_maps = maps
 
     def split(self, *fractions: Any, seed: Optional[int] = None,
               stratify: Optional[str] = None) -> Union["InterleaveDataset", List["InterleaveDataset"]]:
@@ -175,15 +218,16 @@ class InterleaveDataset(FEDataset):
         return children[0] if len(children) == 1 else children
 
     def summary(self) -> DatasetSummary:
-        """Generate a summary representation of this dataset (the common keys; one instance per step).
+        """Generate a summary representation of this dataset: every dataset's keys, and one instance per step (batch)
+        as FastEstimator reports it (`num_instances == len(self)`).
 
         Returns:
             A summary representation of this dataset.
         """
-        common = self.keys()
         keys: Dict[str, KeySummary] = {}
-        first = self.datasets[0]
-        first_keys = first.summary().keys if isinstance(first, FEDataset) else {}
-        for key in common:
-            keys[key] = first_keys.get(key, KeySummary(dtype="unknown"))
+        for dataset in self.datasets:
+            if isinstance(dataset, FEDataset):
+                keys.update(dataset.summary().keys)
+            else:
+                keys.update({key: KeySummary(dtype="unknown") for key in _keys_of(dataset) if key not in keys})
         return DatasetSummary(num_instances=len(self), keys=keys)

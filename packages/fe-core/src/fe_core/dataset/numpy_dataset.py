@@ -5,8 +5,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
 
-from fe_core.dataset.dataset import DatasetArgumentError, DatasetSummary, InMemoryDataset, KeySummary, \
-    _summarize_values
+from fe_core.dataset.dataset import DatasetArgumentError, DatasetIndexError, DatasetSummary, InMemoryDataset, \
+    KeySummary, _summarize_values
 from fe_core.export import fe_export
 
 __all__ = ["NumpyDataset"]
@@ -45,7 +45,9 @@ class NumpyDataset(InMemoryDataset):
         data: Maps each key to its values: a numpy array or anything `np.asarray` accepts (lists of variable-length
             sequences are stored as object arrays). All values must have the same length.
 
-    `dataset["x"]` returns the whole column (a read-only array) and `dataset["x"] = values` replaces or adds one.
+    `dataset["y"]` returns the column as FastEstimator does: a list of the samples' values when each sample holds a
+    scalar (so `.count()` and `==` work as on lists), a new array when each sample holds an array; `dataset["x"] =
+    values` replaces or adds a column.
     `split(...)` (fractions, counts, index lists, `stratify=`) and `summary()` behave as in FastEstimator.
 
     Raises:
@@ -83,16 +85,23 @@ class NumpyDataset(InMemoryDataset):
     def __getitem__(self, index: Union[int, str]) -> Any:
         """One sample as a new dict of read-only views (or scalars), or a whole column when `index` is a key.
 
+        A column is a list of the samples' values when they are scalars (or objects), a new (writable) array when they
+        are arrays, as FastEstimator's in-memory datasets return it.
+
         Raises:
-            IndexError: If `index` is out of range.
+            DatasetIndexError: (an IndexError and a KeyError, as FastEstimator raises) If `index` is out of range.
             KeyError: If `index` is a key the dataset does not have.
         """
         if isinstance(index, str):
             try:
-                return self.data[index]
+                column = self.data[index]
             except KeyError:
                 raise KeyError(f"NumpyDataset has no key {index!r} (keys: {self.keys()})") from None
-        return {key: column[index] for key, column in self._items}
+            return np.array(column) if column.ndim > 1 and column.dtype != object else list(column)
+        try:
+            return {key: column[index] for key, column in self._items}
+        except IndexError:
+            raise DatasetIndexError(f"NumpyDataset index {index} out of range ({self._size} samples)") from None
 
     def __setitem__(self, key: Union[int, str], value: Any) -> None:
         """Set the column `key` (one value per sample), or overwrite sample `key` (an int) from a dict.
