@@ -10,6 +10,7 @@ from fe_core.allocator import keep_freed_memory, release_freed_memory
 from fe_core.containers import to_list, to_set
 from fe_core.data import Data, DSData
 from fe_core.distributed.communicator import get_communicator
+from fe_core.distributed.dataset_check import check_datasets_agree
 from fe_core.schedule.scheduler import Scheduler, get_current_items, get_signature_epochs
 from fe_core.summary.summary import Summary
 from fe_core.summary.system import System
@@ -224,6 +225,7 @@ class Estimator:
         """
         self.system.reset(summary_name=summary)
         run_modes = {"train", "eval"}
+        check_datasets_agree(self.pipeline, run_modes, "fit")  # data-parallel: every process holds the same data
         keep_freed_memory()  # steps reuse their buffers instead of faulting them in again (see fe_core.allocator)
         try:
             # The run history writes its first row once the first training step is done: off the path to that step.
@@ -249,6 +251,7 @@ class Estimator:
             The Summary when the experiment is named, else None.
         """
         self.system.reset_for_test(summary_name=summary)
+        check_datasets_agree(self.pipeline, {"test"}, "test")
         keep_freed_memory()
         try:
             with _history(self.system, self.filepath):
