@@ -74,7 +74,7 @@ def test_a_fastestimator_script_trains_tests_and_infers(architecture, channel_ax
         sample = test_data[index]
         batch = pipeline.transform({"x": sample["x"]}, mode="infer")
         assert np.shape(batch["x"])[0] == 1
-        prediction = network.transform(batch, mode="infer")["y_pred"]
+        prediction = network.transform(batch, mode="infer")["y_pred"].numpy()  # framework tensors, as FastEstimator
         assert np.shape(prediction) == (1, 10)
         np.testing.assert_allclose(np.sum(prediction), 1.0, rtol=1e-4)
         hits += int(np.argmax(prediction) == sample["y"])
