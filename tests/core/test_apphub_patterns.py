@@ -80,3 +80,54 @@ def test_a_network_delete_of_a_pipeline_key_runs_in_warmup_and_training() -> Non
                             UpdateOp(model=model, loss_name="mse")])
     pipeline = Pipeline(train_data=_data(), eval_data=_data(), batch_size=4, ops=[Delete("mask_left")])
     Estimator(pipeline, network, epochs=1, log_steps=None, train_steps_per_epoch=2, eval_steps_per_epoch=1).fit()
+
+
+# ------------------------------------------------------------------ flips of volumes (UNet 3D)
+def _volume(shape=(8, 6, 3, 5)) -> np.ndarray:
+    return np.random.default_rng(1).random(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("op_name,expected", [("VerticalFlip", lambda v: v[::-1]),
+                                               ("HorizontalFlip", lambda v: v[:, ::-1])])
+def test_flips_move_volumes_and_their_masks(op_name: str, expected: Any) -> None:
+    from fe_core.op.numpyop import multivariate
+    volume, mask = _volume(), (_volume((8, 6, 3, 6)) > 0.5).astype(np.uint8)  # more than 4 channels
+    image_out, mask_out = getattr(multivariate, op_name)(image_in="x", mask_in="y").forward([volume, mask], {})
+    np.testing.assert_array_equal(image_out, expected(volume))
+    np.testing.assert_array_equal(mask_out, expected(mask))
+    assert image_out.flags.c_contiguous and mask_out.dtype == np.uint8
+
+
+def test_flip_of_a_volume_draws_what_it_draws_for_an_image_of_that_size() -> None:
+    from fe_core.op.numpyop.multivariate import Flip
+    volume = _volume()
+    op = Flip(image_in="x")
+    for seed in range(6):
+        np.random.seed(seed)
+        [moved] = op.forward([volume], {})
+        np.random.seed(seed)
+        [plain] = op.forward([np.ascontiguousarray(volume[..., 0, 0])], {})
+        np.testing.assert_array_equal(moved[..., 0, 0], plain)
+        assert moved.shape == volume.shape
+
+
+def test_flips_of_ordinary_images_are_albumentations_results() -> None:
+    import albumentations as A
+    from fe_core.op.numpyop.multivariate import HorizontalFlip, VerticalFlip
+    image = (np.random.default_rng(2).random((7, 5, 3)) * 255).astype(np.uint8)
+    assert np.array_equal(VerticalFlip(image_in="x").forward([image], {})[0], A.VerticalFlip(p=1)(image=image)["image"])
+    assert np.array_equal(HorizontalFlip(image_in="x").forward([image], {})[0],
+                          A.HorizontalFlip(p=1)(image=image)["image"])
+
+
+def test_a_pipeline_of_volumes_with_sometimes_flips_runs() -> None:
+    from fe_core.op.numpyop.meta import Sometimes
+    from fe_core.op.numpyop.multivariate import HorizontalFlip, VerticalFlip
+    rng = np.random.default_rng(0)
+    data = NumpyDataset({"image": rng.random((4, 8, 8, 3, 6)).astype(np.float32),
+                         "label": rng.integers(0, 2, (4, 8, 8, 3, 6)).astype(np.uint8)})
+    pipeline = Pipeline(train_data=data, batch_size=2,
+                        ops=[Sometimes(VerticalFlip(image_in="image", mask_in="label", mode="train")),
+                             Sometimes(HorizontalFlip(image_in="image", mask_in="label", mode="train"))])
+    batch = pipeline.get_results()
+    assert tuple(batch["image"].shape) == (2, 8, 8, 3, 6) and tuple(batch["label"].shape) == (2, 8, 8, 3, 6)

@@ -37,6 +37,8 @@ class Flip(MultiVariateAlbumentation):
         ValueError: If an argument is invalid (albumentations' validation error names it).
     """
 
+    moves_pixels_only = True  # volumes (H, W, D, C) are flipped too
+
     def __init__(self,
                  mode: Union[None, str, Iterable[str]] = None,
                  ds_id: Union[None, str, Iterable[str]] = None,

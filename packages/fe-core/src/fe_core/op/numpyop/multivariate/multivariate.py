@@ -109,6 +109,10 @@ class MultiVariateAlbumentation(NumpyOp):
         ([[2, 1]], [[1, 0]])
     """
 
+    #: Whether the transform only moves pixels (a flip): then images and masks with more than three axes (volumes,
+    #: `(H, W, D, C)`), which OpenCV cannot take, are moved by the same transform through a map of pixel indices.
+    moves_pixels_only = False
+
     def __init__(self,
                  func: Any,
                  mode: Union[None, str, Iterable[str]] = None,
@@ -198,6 +202,8 @@ class MultiVariateAlbumentation(NumpyOp):
 
     def forward(self, data: List[Any], state: Dict[str, Any]) -> List[Any]:
         """Transform one sample's image, masks, boxes and keypoints with one draw of random parameters."""
+        if self.moves_pixels_only and any(getattr(value, "ndim", 0) > 3 for value in data):
+            return self._forward_volume(data)
         if self._image_only:
             return [transform_image(self.func, data[0])]
         targets: Dict[str, Any] = {}
@@ -215,6 +221,41 @@ class MultiVariateAlbumentation(NumpyOp):
                 outputs.extend(value[i] for i in range(count))
             else:
                 outputs.append(value)
+        return outputs
+
+    def _forward_volume(self, data: List[Any]) -> List[Any]:
+        """`forward` for volumes: the transform runs on a map of the `(H, W)` pixel indices (as the mask, with a blank
+        image of that size), drawing the same random parameters as for an image of that size, and every image and
+        mask is gathered through the moved map; boxes and keypoints are transformed as usual."""
+        targets: Dict[str, Any] = {}
+        index = 0
+        for target, count, grouped in self._in_plan:
+            targets[target] = list(data[index:index + count]) if grouped else data[index]
+            index += count
+        spatial = {target: targets.pop(target) for target in ("image", "mask", "masks") if target in targets}
+        reference = spatial["image"] if "image" in spatial else spatial["mask"] if "mask" in spatial else \
+            spatial["masks"][0]
+        height, width = np.shape(reference)[:2]
+        targets["image"] = np.zeros((height, width), dtype=np.uint8)
+        targets["mask"] = np.arange(height * width, dtype=np.int32).reshape(height, width)
+        result = run_transform(self.func, **targets)
+        order = result["mask"]
+
+        def move(value: Any) -> np.ndarray:
+            value = np.asarray(value)
+            return np.take(value.reshape(height * width, *value.shape[2:]), order, axis=0)
+
+        outputs: List[Any] = []
+        for target, count, grouped in self._out_plan:
+            if target in spatial:
+                value = spatial[target]
+                if target == "masks":
+                    moved = [move(mask) for mask in value]
+                    outputs.extend(moved if grouped else [np.stack(moved) if isinstance(value, np.ndarray) else moved])
+                else:
+                    outputs.append(move(value))
+            else:
+                outputs.append(result[target])
         return outputs
 
     def __repr__(self) -> str:
