@@ -156,3 +156,50 @@ def test_batch_dataset_of_disjoint_datasets_merges_samples():
     pipeline = Pipeline(train_data=BatchDataset([left, right], num_samples=[2, 2]))
     batch = pipeline.get_results(mode="train")
     assert set(batch) == {"a", "b"} and len(batch["a"]) == 2 and len(batch["b"]) == 2
+
+
+# ------------------------------------------------------------------------------------------ filtering
+def batch_ids(batches: int, per_batch: int = 2) -> BatchDataset:
+    return BatchDataset([ids(batches * per_batch)], num_samples=[per_batch])
+
+
+def test_remove_if_on_a_batch_dataset_removes_the_whole_batch_and_replaces_it():
+    pipeline = Pipeline(train_data=batch_ids(5), ops=[RemoveIf(fn=lambda y: y == 3, inputs="y")])
+    with pipeline(mode="train", shuffle=False) as loader:
+        batches = [batch["y"].tolist() for batch in loader]
+    assert [len(batch) for batch in batches] == [2] * 5  # batch sizes kept, the epoch keeps its length
+    assert all(3 not in batch and 2 not in batch for batch in batches[:4])  # [2, 3] went as a whole
+    assert batches[:4] == [[0, 1], [4, 5], [6, 7], [8, 9]] and batches[4] == [0, 1]  # replaced from the next pass
+
+
+def test_remove_if_without_replacement_on_a_batch_dataset_shortens_the_epoch():
+    pipeline = Pipeline(train_data=batch_ids(5), ops=[RemoveIf(fn=lambda y: y in (3, 8), replacement=False,
+                                                               inputs="y")])
+    with pipeline(mode="train", shuffle=False) as loader:
+        assert [batch["y"].tolist() for batch in loader] == [[0, 1], [4, 5], [6, 7]]
+    with pipeline(mode="train", shuffle=False, steps_per_epoch=4) as loader:  # 4 draws, 1 of them removed
+        assert [batch["y"].tolist() for batch in loader] == [[0, 1], [4, 5], [6, 7]]
+
+
+def test_a_batch_op_filter_on_a_batch_dataset_follows_replacement():
+    def ops(replacement):
+        return [Batch(), RemoveIf(fn=lambda y: bool((y == 4).any()), replacement=replacement, inputs="y")]
+
+    with Pipeline(train_data=batch_ids(3), ops=ops(True))(mode="train", shuffle=False) as loader:
+        assert [batch["y"].tolist() for batch in loader] == [[0, 1], [2, 3], [0, 1]]
+    with Pipeline(train_data=batch_ids(3), ops=ops(False))(mode="train", shuffle=False) as loader:
+        assert [batch["y"].tolist() for batch in loader] == [[0, 1], [2, 3]]
+
+
+def test_a_filtered_data_from_any_op_removes_a_pre_batched_item():
+    from fe_core.op.numpyop.numpyop import NumpyOp
+    from fe_core.op.numpyop.remove_if import FilteredData
+
+    class DropOdd(NumpyOp):
+        def forward(self, data, state):
+            return FilteredData(replacement=False) if data % 20 >= 10 else data
+
+    data = ListBatches(batches=4, per_batch=2)  # y: [0, 1], [10, 11], [20, 21], [30, 31]
+    pipeline = Pipeline(train_data=data, ops=[DropOdd(inputs="y", outputs="y")])
+    with pipeline(mode="train", shuffle=False) as loader:
+        assert [batch["y"].tolist() for batch in loader] == [[0, 1], [20, 21]]

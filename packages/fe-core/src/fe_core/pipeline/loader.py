@@ -361,8 +361,12 @@ class EpochLoader:
                             ) -> Iterator[Dict[str, Any]]:
         """A dataset whose items are lists of samples (BatchDataset): per-sample ops on each, collate, batch ops.
 
+        As in FastEstimator, a sample an op filters out removes its whole batch (batches keep their sizes): with
+        replacement the next batch takes its place (the epoch goes on into the next pass), without it the epoch is one
+        batch shorter. An epoch is `len(dataset)` batches, or `steps_per_epoch`, counting the removed ones.
+
         With `shard` (a data-parallel run), each item is a global batch drawn from the shared random stream, and this
-        process takes its part of it.
+        process takes its part of it (there a filtered sample only leaves its process's part smaller).
         """
         plan = self.plan
         dataset, steps_per_epoch = plan.dataset, self.steps_per_epoch
@@ -380,10 +384,11 @@ class EpochLoader:
         collate = self._wrap("<Collate>", "batch", collate)
         getitem = self._wrap("<Fetch batch>", "batch", dataset.__getitem__)
         state = plan.state
-        emitted = position = skipped = 0
-        while True:
+        target = size if steps_per_epoch is None else steps_per_epoch
+        counted = position = skipped = 0  # counted: batches yielded, and batches removed without replacement
+        while counted < target:
             if position == size:
-                if steps_per_epoch is None:
+                if steps_per_epoch is None and shard is not None:
                     return
                 reset = getattr(dataset, "fe_reset_ds", None)
                 if callable(reset):
@@ -402,24 +407,32 @@ class EpochLoader:
                 samples = [samples[index] for index in rank_part(np.arange(len(samples)), world, rank).tolist()]
             position += 1
             kept = []
+            filtered = None
             for sample in samples:
                 sample = dict(sample)
-                if not sample_steps or run_steps(sample, sample_steps, state) is None:
+                result = run_steps(sample, sample_steps, state) if sample_steps else None
+                if result is None:
                     kept.append(sample)
-            batch = collate(kept) if kept else None
-            if batch is None or (batch_steps and run_steps(batch, batch_steps, state) is not None):
+                elif shard is None:  # the whole batch goes
+                    filtered = result
+                    break
+            batch = collate(kept) if kept and filtered is None else None
+            if batch is not None and batch_steps:
+                filtered = run_steps(batch, batch_steps, state)
+            if batch is None or filtered is not None:
                 if shard is not None:
                     raise ValueError(f"A whole batch was filtered out in {plan.where()}; in a run of "
                                      f"{shard[0].world_size} processes every process must run every step")
+                if filtered is not None and not filtered.replacement:
+                    counted += 1
+                    continue
                 skipped += 1
                 if skipped > size:
                     raise self._too_many_filtered("batches", skipped)
                 continue
             skipped = 0
             yield self._select(batch)
-            emitted += 1
-            if steps_per_epoch is not None and emitted >= steps_per_epoch:
-                return
+            counted += 1
 
     # ------------------------------------------------------------------ interleaved datasets
     def _interleaved_batches(self) -> Iterator[Dict[str, Any]]:
