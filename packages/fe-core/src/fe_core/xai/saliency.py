@@ -1,8 +1,9 @@
 """`SaliencyNet`: saliency masks of a model (plain gradients, SmoothGrad and Integrated Gradients).
 
 The gradients come from the model's backend: `fe_torch.xai.saliency` or `fe_tf.xai.saliency` (mirrored modules with
-`class_score_gradients`), chosen by the model's class without importing a framework here. The noise of SmoothGrad
-is drawn from numpy's global random generator, so runs repeat under `fe.enable_deterministic`.
+`class_score_gradients`), chosen by the model's class without importing a framework here. The masks are computed on
+numpy and handed back as the model's framework tensors (on the host), as FastEstimator returns them. The noise of
+SmoothGrad is drawn from numpy's global random generator, so runs repeat under `fe.enable_deterministic`.
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from fe_core.backend.dispatch import framework_of
+from fe_core.framework.public import to_host, to_public
+from fe_core.framework.registry import backend_for_model
 from fe_core.containers import to_list
 from fe_core.export import fe_export
 
@@ -91,22 +94,23 @@ class SaliencyNet:
         return list(self._model_outputs)
 
     def _inputs(self, batch: Dict[str, Any]) -> List[np.ndarray]:
-        return [np.asarray(batch[key], dtype=np.float32) for key in self._model_inputs]
+        return [np.asarray(to_host(batch[key]), dtype=np.float32) for key in self._model_inputs]
 
-    def _result(self, predicted: np.ndarray, grads: List[np.ndarray]) -> Dict[str, np.ndarray]:
+    def _result(self, predicted: np.ndarray, grads: List[np.ndarray]) -> Dict[str, Any]:
         result = {self._model_outputs[0]: predicted}
         for key, grad in zip(self.outputs, grads):
             result[key] = to_greyscale_mask(grad, self.backend.CHANNEL_AXIS)
-        return result
+        return to_public(result, backend_for_model(self.model))
 
-    def get_masks(self, batch: Dict[str, Any]) -> Dict[str, np.ndarray]:
+    def get_masks(self, batch: Dict[str, Any]) -> Dict[str, Any]:
         """Generates greyscale saliency mask(s) from a given `batch` of data.
 
         Args:
-            batch: A batch of input data to be fed to the model.
+            batch: A batch of input data to be fed to the model (numpy arrays or framework tensors).
 
         Returns:
-            The model's classification decisions and greyscale saliency mask(s) for the given `batch` of data.
+            The model's classification decisions and greyscale saliency mask(s) for the given `batch` of data, as the
+            model's framework tensors (on the host).
         """
         predicted, _, grads = self.backend.class_score_gradients(self.model, self._inputs(batch))
         return self._result(predicted, grads)
@@ -126,7 +130,7 @@ class SaliencyNet:
                            stdev_spread: float = 0.15,
                            nsamples: int = 25,
                            nintegration: Optional[int] = None,
-                           magnitude: bool = True) -> Dict[str, np.ndarray]:
+                           magnitude: bool = True) -> Dict[str, Any]:
         """Generates smoothed greyscale saliency mask(s) from a given `batch` of data.
 
         Args:
@@ -137,7 +141,8 @@ class SaliencyNet:
             magnitude: If true, computes the sum of squares of gradients instead of just the sum.
 
         Returns:
-            Greyscale saliency mask(s) smoothed via the SmoothGrad method.
+            The classification decisions and greyscale saliency mask(s) smoothed via the SmoothGrad method, as the
+            model's framework tensors (on the host).
         """
         inputs = self._inputs(batch)
         predicted, classes, _ = self.backend.class_score_gradients(self.model, inputs)
@@ -156,7 +161,7 @@ class SaliencyNet:
                 total += grad * grad if magnitude else grad
         return self._result(predicted, [total / max(nsamples, 1) for total in totals])
 
-    def get_integrated_masks(self, batch: Dict[str, Any], nsamples: int = 25) -> Dict[str, np.ndarray]:
+    def get_integrated_masks(self, batch: Dict[str, Any], nsamples: int = 25) -> Dict[str, Any]:
         """Generates integrated greyscale saliency mask(s) from a given `batch` of data.
 
         See https://arxiv.org/abs/1703.01365 for background on the IntegratedGradient method (here from an all-zero
@@ -167,7 +172,8 @@ class SaliencyNet:
             nsamples: Number of samples to average across to get the integrated gradient.
 
         Returns:
-            Greyscale saliency masks smoothed via the IntegratedGradient method.
+            The classification decisions and greyscale saliency masks smoothed via the IntegratedGradient method, as
+            the model's framework tensors (on the host).
         """
         inputs = self._inputs(batch)
         predicted, classes, _ = self.backend.class_score_gradients(self.model, inputs)

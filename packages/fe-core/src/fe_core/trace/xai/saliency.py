@@ -113,6 +113,8 @@ class Saliency(Trace):
             results["integrated"] = net.get_smoothed_masks(batch, nsamples=self.integrating[1],
                                                            nintegration=self.integrating[0]) \
                 if self.integrating[1] else net.get_integrated_masks(batch, nsamples=self.integrating[0])
+        from fe_core.framework.public import to_host  # pylint: disable=import-outside-toplevel
+        results = {name: to_host(result) for name, result in results.items()}  # SaliencyNet hands back tensors
         self.last_masks = {f"{name}_{idx}": result[key] for name, result in results.items()
                            for idx, key in enumerate(net.outputs)}
         predicted = results["saliency"][self.model_outputs[0]]
