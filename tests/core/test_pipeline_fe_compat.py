@@ -203,3 +203,33 @@ def test_a_filtered_data_from_any_op_removes_a_pre_batched_item():
     pipeline = Pipeline(train_data=data, ops=[DropOdd(inputs="y", outputs="y")])
     with pipeline(mode="train", shuffle=False) as loader:
         assert [batch["y"].tolist() for batch in loader] == [[0, 1], [20, 21]]
+
+
+def test_steps_per_epoch_counts_draws_before_filtering_without_replacement():
+    remove = RemoveIf(fn=lambda y: y in (1, 6), replacement=False, inputs="y")
+    pipeline = Pipeline(train_data=ids(12), batch_size=4, ops=[remove])
+    with pipeline(mode="train", shuffle=False, steps_per_epoch=3) as loader:  # 12 draws, 2 removed: 10 samples
+        assert [batch["y"].tolist() for batch in loader] == [[0, 2, 3, 4], [5, 7, 8, 9], [10, 11]]
+    with pipeline(mode="train", shuffle=False, steps_per_epoch=2) as loader:  # 8 draws, 2 removed
+        assert [batch["y"].tolist() for batch in loader] == [[0, 2, 3, 4], [5, 7]]
+    with pipeline(mode="train", shuffle=False) as loader:  # one pass: 10 samples
+        assert [len(batch["y"]) for batch in loader] == [4, 4, 2]
+
+
+def test_steps_per_epoch_with_replacement_keeps_every_step_full():
+    pipeline = Pipeline(train_data=ids(12), batch_size=4, ops=[RemoveIf(fn=lambda y: y in (1, 6), inputs="y")])
+    with pipeline(mode="train", shuffle=False, steps_per_epoch=3) as loader:
+        batches = [batch["y"].tolist() for batch in loader]
+    assert batches == [[0, 2, 3, 4], [5, 7, 8, 9], [10, 11, 0, 2]]
+
+
+def test_steps_per_epoch_without_replacement_and_drop_last_drops_the_short_batch():
+    ops = [RemoveIf(fn=lambda y: y == 1, replacement=False, inputs="y"), Batch(batch_size=4, drop_last=True)]
+    with Pipeline(train_data=ids(12), ops=ops)(mode="train", shuffle=False, steps_per_epoch=2) as loader:
+        assert [batch["y"].tolist() for batch in loader] == [[0, 2, 3, 4]]
+
+
+def test_unbatched_steps_per_epoch_counts_removed_samples():
+    pipeline = Pipeline(train_data=ids(6), ops=[RemoveIf(fn=lambda y: y == 2, replacement=False, inputs="y")])
+    with pipeline(mode="train", shuffle=False, steps_per_epoch=4) as loader:
+        assert [int(sample["y"]) for sample in loader] == [0, 1, 3]

@@ -227,12 +227,17 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
     pending_indices: List[int] = []
     first = 0
     consumed = kept = removed_for_good = missed = emitted = filtered_batches = 0
+    # With steps_per_epoch, as in FastEstimator, the epoch is steps_per_epoch * batch_size draws: samples removed
+    # without replacement count among them (the epoch gets shorter, its last batch maybe smaller); `drawn` counts the
+    # samples yielded and those removed.
+    budget = None if steps_per_epoch is None else steps_per_epoch * batch_size
+    drawn = 0
     for start, indices, result in results:
         if result[0] == "batch":
             count = result[1]
             ends_epoch = steps_per_epoch is None and consumed + count >= size and kept + count >= size - removed_for_good
-            if pending or (count < batch_size and not ends_epoch):  # out of step with the batches: use its samples
-                aligned[0] = False
+            if pending or (count < batch_size and not ends_epoch) or (budget is not None and budget - drawn < count):
+                aligned[0] = False  # out of step with the batches: use its samples
                 result = redo(start, indices)
         if result[0] == "batch":
             count, batch = result[1], result[2]
@@ -252,7 +257,8 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
                     forget_cached_normal()
                     yield batch
                     emitted += 1
-                    if steps_per_epoch is not None and emitted >= steps_per_epoch:
+                    drawn += count
+                    if budget is not None and drawn >= budget:
                         return
             if steps_per_epoch is None and consumed >= size and kept >= size - removed_for_good:
                 return
@@ -265,6 +271,8 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
             if outcome != KEPT:
                 if consumed <= size and outcome == REMOVED:
                     removed_for_good += 1
+                if budget is not None and outcome == REMOVED:
+                    drawn += 1
                 missed += 1
             else:
                 missed = 0
@@ -274,20 +282,37 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
                     first = start + offset
                 pending.append(sample)
                 pending_indices.append(index)
-                if len(pending) == batch_size:
-                    batch = runner().finish(pending, pending_indices, first)
-                    pending, pending_indices = [], []
-                    if batch is None:
-                        filtered_batches += 1
-                        if steps_per_epoch is not None and filtered_batches * batch_size > size + batch_size:
-                            raise _too_many(plan, "batches", filtered_batches)
-                    else:
-                        filtered_batches = 0
-                        forget_cached_normal()
-                        yield batch
-                        emitted += 1
-                        if steps_per_epoch is not None and emitted >= steps_per_epoch:
+            if budget is not None and pending and len(pending) < batch_size and drawn + len(pending) >= budget:
+                if drop_last:  # the draws are used up and leave an incomplete last batch
+                    return
+                size_now = len(pending)
+                batch = runner().finish(pending, pending_indices, first)
+                pending, pending_indices = [], []
+                if batch is not None:
+                    forget_cached_normal()
+                    yield batch
+                    emitted += 1
+                    drawn += size_now
+                if drawn >= budget:
+                    return
+            elif pending and len(pending) == batch_size:
+                batch = runner().finish(pending, pending_indices, first)
+                pending, pending_indices = [], []
+                if batch is None:
+                    filtered_batches += 1
+                    if steps_per_epoch is not None and filtered_batches * batch_size > size + batch_size:
+                        raise _too_many(plan, "batches", filtered_batches)
+                else:
+                    filtered_batches = 0
+                    forget_cached_normal()
+                    yield batch
+                    emitted += 1
+                    if budget is not None:
+                        drawn += batch_size
+                        if drawn >= budget:
                             return
+            if budget is not None and not pending and drawn >= budget:
+                return
             if steps_per_epoch is None and consumed >= size and kept >= size - removed_for_good:
                 if pending and not drop_last:
                     batch = runner().finish(pending, pending_indices, first)
