@@ -33,10 +33,13 @@ _looked_up = False
 
 
 def _installed(module: str) -> bool:
+    """Whether `module` is an installed package (a bare directory of that name on sys.path, which Python would
+    import as a namespace package, does not count)."""
     try:
-        return importlib.util.find_spec(module) is not None
+        spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         return False
+    return spec is not None and spec.origin not in (None, "namespace")
 
 
 def public_framework() -> Optional[str]:

@@ -16,7 +16,7 @@ from fe_core.determinism import deterministic_seed, on_seed
 from fe_core.install_hint import BACKEND_DISTRIBUTIONS, install_command
 
 __all__ = ["BackendNotInstalledError", "register_backend", "unregister_backend", "get_backend", "backend_for_model",
-           "available_backends", "loaded_backends", "framework_backends"]
+           "available_backends", "loaded_backends", "framework_backends", "model_backend"]
 
 ENTRY_POINT_GROUP = "fe.backends"
 
@@ -182,6 +182,30 @@ def backend_for_model(model: Any) -> Optional[Backend]:
         if backend.owns_model(model):
             return backend
     return None
+
+
+_MODEL_BACKENDS: Dict[type, str] = {}  # model class -> the name of the backend owning its instances
+
+
+def model_backend(model: Any) -> Backend:
+    """The backend of `model`'s own framework, for anything that acts on a model (learning rates, saving, loading).
+
+    Traces and functions acting on a model dispatch here, never on the System's network: a torch model read or
+    saved under a System whose Network is TensorFlow goes through the torch backend. Decided once per model class.
+
+    Raises:
+        ValueError: If no installed backend claims `model`.
+    """
+    name = _MODEL_BACKENDS.get(type(model))
+    if name is not None and name in _instances:
+        return _instances[name]
+    backend = backend_for_model(model)
+    if backend is None:
+        raise ValueError(f"No installed backend recognises model {getattr(model, 'model_name', model)!r} of type "
+                         f"{type(model).__module__}.{type(model).__qualname__} (a torch.nn.Module or a Keras model "
+                         f"is expected)")
+    _MODEL_BACKENDS[type(model)] = backend.name
+    return backend
 
 
 def _seed_loaded_backends(seed: int) -> None:

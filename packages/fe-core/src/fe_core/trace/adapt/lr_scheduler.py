@@ -5,6 +5,7 @@ import inspect
 from typing import Any, Callable, Iterable, Union
 
 from fe_core.data import Data
+from fe_core.framework.registry import model_backend
 from fe_core.trace.adapt.model_metric import model_name_of
 from fe_core.trace.trace import Trace
 from fe_core.export import fe_export
@@ -83,12 +84,12 @@ class LRScheduler(Trace):
             self.inputs = [losses[0]]
 
     def _set_lr(self, time: int) -> None:
-        self.system.network.backend.set_lr(self.model, float(self.lr_fn(time)))
+        model_backend(self.model).set_lr(self.model, float(self.lr_fn(time)))
 
     def on_epoch_begin(self, data: Data) -> None:
         if self.arc is not None:
             if self.system.mode == "train":
-                backend = self.system.network.backend
+                backend = model_backend(self.model)
                 new_lr = self.arc.lr_for_epoch(self.system.epoch_idx, backend.get_lr(self.model))
                 if new_lr is not None:
                     backend.set_lr(self.model, new_lr)
@@ -99,7 +100,7 @@ class LRScheduler(Trace):
         if self.arc is not None:
             system = self.system
             loss = data.get(self.inputs[0]) if system.mode == "eval" else None
-            self.arc.record_epoch_end(system.mode, system.epoch_idx, loss, system.network.backend.get_lr(self.model))
+            self.arc.record_epoch_end(system.mode, system.epoch_idx, loss, model_backend(self.model).get_lr(self.model))
 
     def on_batch_begin(self, data: Data) -> None:
         if self._per_step:
@@ -113,4 +114,4 @@ class LRScheduler(Trace):
             self.arc.record_train_step(data[self.inputs[0]])
         log_steps = system.log_steps
         if log_steps and (system.global_step % log_steps == 0 or system.global_step == 1):
-            data.write_with_log(self.outputs[0], system.network.backend.get_lr(self.model))
+            data.write_with_log(self.outputs[0], model_backend(self.model).get_lr(self.model))

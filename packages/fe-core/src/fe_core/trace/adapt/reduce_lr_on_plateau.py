@@ -5,6 +5,7 @@ import math
 from typing import Any, Iterable, List, Optional, Union
 
 from fe_core.data import Data
+from fe_core.framework.registry import model_backend
 from fe_core.trace.adapt.model_metric import ModelMetricTrace, model_name_of
 from fe_core.export import fe_export
 
@@ -76,7 +77,7 @@ class ReduceLROnPlateau(ModelMetricTrace):
             return
         self.wait += 1
         if self.wait >= self.patience:
-            backend = self.system.network.backend
+            backend = model_backend(self.model)
             new_lr = max(self.min_lr, self.factor * float(backend.get_lr(self.model)))
             backend.set_lr(self.model, new_lr)
             self.wait = 0
