@@ -233,3 +233,36 @@ def test_unbatched_steps_per_epoch_counts_removed_samples():
     pipeline = Pipeline(train_data=ids(6), ops=[RemoveIf(fn=lambda y: y == 2, replacement=False, inputs="y")])
     with pipeline(mode="train", shuffle=False, steps_per_epoch=4) as loader:
         assert [int(sample["y"]) for sample in loader] == [0, 1, 3]
+
+
+def test_interleave_filtering_with_replacement_keeps_steps_and_member_batch_sizes():
+    from fe_core.dataset import InterleaveDataset
+    ds = InterleaveDataset({"a": ids(8), "b": ids(12, 100)}, pattern=["a", "b"])
+    pipeline = Pipeline(train_data=ds, ops=[RemoveIf(fn=lambda y: y in (1, 101), inputs="y"),
+                                            Batch(batch_size=2, ds_id="a"), Batch(batch_size=3, ds_id="b")])
+    with pipeline(mode="train", shuffle=False) as loader:
+        batches = [batch["y"].tolist() for batch in loader]
+    assert [len(batch) for batch in batches] == [2, 3] * 4
+    assert all(1 not in batch and 101 not in batch for batch in batches)
+    assert batches[:2] == [[0, 2], [100, 102, 103]]
+
+
+def test_interleave_filtering_without_replacement_drops_only_that_members_steps():
+    from fe_core.dataset import InterleaveDataset
+    ds = InterleaveDataset({"a": ids(8), "b": ids(8, 100)}, pattern=["a", "b"])
+    pipeline = Pipeline(train_data=ds, ops=[RemoveIf(fn=lambda y: y in (1, 5), replacement=False, inputs="y"),
+                                            Batch(batch_size=2)])
+    with pipeline(mode="train", shuffle=False) as loader:
+        batches = [batch["y"].tolist() for batch in loader]
+    # member a keeps 6 samples: 3 batches of 2; member b its 4 batches; the pattern goes on without a's 4th step
+    assert batches == [[0, 2], [100, 101], [3, 4], [102, 103], [6, 7], [104, 105], [106, 107]]
+
+
+def test_interleave_of_batch_datasets_removes_whole_member_batches():
+    from fe_core.dataset import InterleaveDataset
+    ds = InterleaveDataset({"a": batch_ids(3), "b": ids(6, 100)})
+    pipeline = Pipeline(train_data=ds, ops=[RemoveIf(fn=lambda y: y == 2, replacement=False, inputs="y"),
+                                            Batch(batch_size=2, ds_id="b")])
+    with pipeline(mode="train", shuffle=False) as loader:
+        batches = [batch["y"].tolist() for batch in loader]
+    assert batches == [[0, 1], [100, 101], [4, 5], [102, 103], [104, 105]]

@@ -437,7 +437,12 @@ class EpochLoader:
     # ------------------------------------------------------------------ interleaved datasets
     def _interleaved_batches(self) -> Iterator[Dict[str, Any]]:
         """Follow an InterleaveDataset's pattern, taking each step's batch from that member's own epoch loader
-        (its own ds_id ops and batch size; incomplete batches dropped)."""
+        (its own ds_id ops and batch size; incomplete batches dropped).
+
+        Filtering happens inside each member at its own granularity (a sample, or a whole batch of a BatchDataset):
+        with replacement every step keeps its full batch; without it a member yields fewer batches, and one pass skips
+        that member's steps it can no longer fill while the other members go on with theirs.
+        """
         plan = self.plan
         endless = self.steps_per_epoch is not None
         for sub in plan.sub_plans:
@@ -446,6 +451,23 @@ class EpochLoader:
         iterators: List[Optional[Iterator[Dict[str, Any]]]] = [None] * len(loaders)
         emitted = 0
         total = self.steps_per_epoch if endless else len(self)
+        if not endless:  # one pass: each member fills at most its share of the pattern's repetitions
+            pattern = plan.dataset.pattern
+            shares = [total // len(pattern) * pattern.count(which) for which in range(len(loaders))]
+            taken = [0] * len(loaders)
+            while any(count < share for count, share in zip(taken, shares)):
+                for which in pattern:
+                    if taken[which] >= shares[which]:
+                        continue
+                    if iterators[which] is None:
+                        iterators[which] = iter(loaders[which])
+                    batch = next(iterators[which], None)
+                    if batch is None:  # filtered without replacement: this member cannot fill its other steps
+                        shares[which] = taken[which]
+                        continue
+                    taken[which] += 1
+                    yield batch
+            return
         while emitted < total:
             for which in plan.dataset.pattern:
                 if iterators[which] is None:
