@@ -266,3 +266,13 @@ def test_interleave_of_batch_datasets_removes_whole_member_batches():
     with pipeline(mode="train", shuffle=False) as loader:
         batches = [batch["y"].tolist() for batch in loader]
     assert batches == [[0, 1], [100, 101], [4, 5], [102, 103], [104, 105]]
+
+
+def test_interleave_of_a_batch_dataset_gives_one_of_its_batches_per_step_whatever_the_batch_size():
+    from fe_core.dataset import InterleaveDataset
+    ds = InterleaveDataset([batch_ids(3, per_batch=2), ids(12, 100)])
+    pipeline = Pipeline(train_data=ds, batch_size=4)
+    with pipeline(mode="train", shuffle=False) as loader:
+        sizes = [len(batch["y"]) for batch in loader]
+    assert sizes == [2, 4, 2, 4, 2, 4] and len(ds) == 6 and pipeline.get_num_steps("train", 1) == 6
+    assert len(ds[0]) == 2 and len(ds[1]) == 4

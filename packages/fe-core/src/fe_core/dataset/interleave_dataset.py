@@ -130,10 +130,16 @@ class InterleaveDataset(FEDataset):
         """The ds_id each dataset's ops are chosen with: its name, or the Pipeline's `ds_id` for a list."""
         return list(self.names) if self.names is not None else [ds_id] * len(self.datasets)
 
+    def _step_sizes(self) -> List[int]:
+        """Items each dataset gives per step: its batch size, or 1 for a dataset whose items are whole batches
+        (BatchDataset), which the Pipeline never re-batches."""
+        return [1 if getattr(dataset, "fe_batched", False) else size
+                for dataset, size in zip(self.datasets, self.batch_sizes)]
+
     def __len__(self) -> int:
         """Steps per epoch with the batch sizes set by `set_batch_sizes` (1 each by default)."""
         return interleaved_steps(self.pattern, [len(dataset) // size
-                                                for dataset, size in zip(self.datasets, self.batch_sizes)])
+                                                for dataset, size in zip(self.datasets, self._step_sizes())])
 
     def __getitem__(self, batch_idx: int) -> List[Dict[str, Any]]:
         """The batch of step `batch_idx`: a list of samples from the dataset the pattern names for that step.
@@ -153,7 +159,7 @@ class InterleaveDataset(FEDataset):
             raise InterleaveIndexError(f"InterleaveDataset batch {batch_idx} out of range ({length} batches)")
         cycle, position = divmod(batch_idx, len(self.pattern))
         which = self.pattern[position]
-        size = self.batch_sizes[which]
+        size = self._step_sizes()[which]
         uses_per_cycle = self.pattern.count(which)
         start = (cycle * uses_per_cycle + self.pattern[:position].count(which)) * size
         dataset, index_map = self.datasets[which], self.index_maps[which]

@@ -155,8 +155,9 @@ class EpochLoader:
         if self.steps_per_epoch is not None:
             return self.steps_per_epoch
         if plan.sub_plans is not None:
-            return interleaved_steps(plan.dataset.pattern, [len(sub.dataset) // (sub.batch_size or 1)
-                                                            for sub in plan.sub_plans])
+            return interleaved_steps(plan.dataset.pattern, [  # a member of whole batches gives one per step
+                len(sub.dataset) // (1 if getattr(sub.dataset, "fe_batched", False) else (sub.batch_size or 1))
+                for sub in plan.sub_plans])
         size = len(plan.dataset)
         world = get_communicator().world_size
         if world > 1 and not plan.native and not getattr(plan.dataset, "fe_batched", False):
