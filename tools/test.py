@@ -5,15 +5,18 @@ Usage:
     python tools/test.py [--fast] [--gpu] [suite ...] [-- extra pytest args]
 
 Suites (default: all, in this order):
-    core   fe-core alone; neither torch nor tensorflow is installed
-    torch  fe-core + fe-torch (torch)
-    tf     fe-core + fe-tf (tensorflow)
-    fe     all four distributions, both frameworks
+    core       fe-core alone; neither torch nor tensorflow is installed
+    torch      fe-core + fe-torch (torch)
+    tf         fe-core + fe-tf (tensorflow, Keras 3)
+    tf-keras2  fe-core + fe-tf[keras2] (tensorflow with tf-keras, TF_USE_LEGACY_KERAS=1): the Keras 2 idioms
+               (tests marked `keras2`) and the tf tests of KERAS2_DEFAULT_FILES; `--full` runs all of tests/tf
+    fe         all four distributions, both frameworks
 
 Each suite gets `.venvs/<suite>`, created with `python -m venv` and filled by pip (editable installs of the suite's
 packages, pinned by `tools/constraints.txt`). A stamp file inside the venv records a hash of everything that went
 into the install, so a re-run with nothing changed skips pip. Tests marked `gpu` are deselected unless `--gpu`;
-`--fast` also deselects tests marked `slow`. The last line printed is `N passed, N failed[, N skipped]`.
+`--fast` also deselects tests marked `slow`. Tests marked `keras2` (Keras 2 model code) run only in the tf-keras2 suite.
+The last line printed is `N passed, N failed[, N skipped]`.
 """
 from __future__ import annotations
 
@@ -40,14 +43,29 @@ SUITE_PACKAGES: Dict[str, List[str]] = {
     "core": ["fe-core[all]"],
     "torch": ["fe-core[all]", "fe-torch"],
     "tf": ["fe-core[all]", "fe-tf"],
+    "tf-keras2": ["fe-core[all]", "fe-tf[keras2]"],
     "fe": ["fe-core[all]", "fe-torch", "fe-tf", "fe[examples]"],
 }
+# Suites that run another suite's tests (tests/<dir>) in their own environment, with extra environment variables.
+SUITE_TESTS: Dict[str, str] = {"tf-keras2": "tf"}
+SUITE_ENV: Dict[str, Dict[str, str]] = {"tf-keras2": {"TF_USE_LEGACY_KERAS": "1"}}
+# Marker expressions (joined with `and`) each suite adds: tests marked keras2 need tf-keras, keras3 need Keras 3.
+SUITE_MARKERS: Dict[str, List[str]] = {"tf": ["not keras2"], "tf-keras2": ["not keras3"], "fe": ["not keras2"]}
+# The tf tests the tf-keras2 suite runs by default (with every test marked keras2): the files covering what differs
+# between Keras 3 and tf-keras in fe_tf (building, the traced step, optimizers, learning rates, mixed precision,
+# checkpoints and resume, strategies, layers and architectures). The GitHub workflow's tf-keras cells and
+# `tools/test.py --full tf-keras2` run all of tests/tf (tests marked keras3 need Keras 3 and are left out there).
+KERAS2_DEFAULT_FILES: List[str] = [
+    "test_keras2_idioms.py",
+]
 # What the tests themselves need on top (the frameworks come with fe-torch / fe-tf, pinned by the constraints).
 TEST_REQUIREMENTS = ["pytest", "pyyaml", "tomli; python_version < '3.11'"]
 
 # Why tests of each marker are left out, for the closing lines.
 DESELECT_REASONS = {"gpu": "they need a CUDA GPU; run with --gpu on a GPU machine",
-                    "slow": "--fast leaves them out"}
+                    "slow": "--fast leaves them out",
+                    "keras2": "Keras 2 code: the tf-keras2 suite runs them",
+                    "keras3": "they need Keras 3: left out under tf-keras"}
 
 _COUNT_RE = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b")
 _SUMMARY_RE = re.compile(r"\b\d+ (passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b.* in [\d.]+s|"
@@ -128,10 +146,27 @@ def _parse_counts(lines: Sequence[str]) -> Dict[str, int]:
     return {}
 
 
-def run_pytest(python: Path, suite: str, pytest_args: Sequence[str]) -> Tuple[int, Dict[str, int]]:
-    """Run pytest on tests/<suite> with the venv's python, echoing its output; return (exit code, counts)."""
-    cmd = [str(python), "-m", "pytest", str(Path("tests") / suite), *pytest_args]
+def suite_targets(suite: str, full: bool) -> List[str]:
+    """What pytest collects for a suite: tests/<dir>, or for tf-keras2 (unless `full`) its default files."""
+    directory = Path("tests") / SUITE_TESTS.get(suite, suite)
+    if suite == "tf-keras2" and not full:
+        return [str(directory / name) for name in KERAS2_DEFAULT_FILES]
+    return [str(directory)]
+
+
+def suite_marker_args(suite: str, deselect: Sequence[str]) -> List[str]:
+    """The `-m` expression of a suite: the deselected markers plus the suite's own (see SUITE_MARKERS)."""
+    terms = [f"not {marker}" for marker in deselect] + SUITE_MARKERS.get(suite, [])
+    return ["-m", " and ".join(terms)] if terms else []
+
+
+def run_pytest(python: Path, suite: str, pytest_args: Sequence[str], targets: Optional[Sequence[str]] = None
+               ) -> Tuple[int, Dict[str, int]]:
+    """Run pytest on `targets` (default tests/<suite>) with the venv's python and the suite's environment variables,
+    echoing its output; return (exit code, counts)."""
+    cmd = [str(python), "-m", "pytest", *(targets or [str(Path("tests") / suite)]), *pytest_args]
     env = dict(os.environ)
+    env.update(SUITE_ENV.get(suite, {}))
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     print(f"[{suite}] {shlex.join(cmd[1:])}", flush=True)
@@ -163,6 +198,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("suites", nargs="*", metavar="suite", help=f"any of {', '.join(SUITE_PACKAGES)}")
     parser.add_argument("--fast", action="store_true", help="deselect tests marked slow")
     parser.add_argument("--gpu", action="store_true", help="also run tests marked gpu")
+    parser.add_argument("--full", action="store_true", help="tf-keras2: run all of tests/tf, not its default files")
     args = parser.parse_args(own)
     unknown = [s for s in args.suites if s not in SUITE_PACKAGES]
     if unknown:
@@ -172,7 +208,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     deselect = [] if args.gpu else ["gpu"]
     if args.fast:
         deselect.append("slow")
-    marker_args = ["-m", " and ".join(f"not {m}" for m in deselect)] if deselect else []
 
     results: List[Tuple[str, str]] = []
     totals = {"passed": 0, "failed": 0, "skipped": 0, "deselected": 0}
@@ -187,7 +222,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             totals["failed"] += 1
             any_failed = True
             continue
-        code, counts = run_pytest(python, suite, marker_args + extra)
+        code, counts = run_pytest(python, suite, suite_marker_args(suite, deselect) + extra,
+                                  suite_targets(suite, args.full))
         totals["passed"] += counts.get("passed", 0) + counts.get("xpassed", 0)
         totals["skipped"] += counts.get("skipped", 0) + counts.get("xfailed", 0)
         totals["deselected"] += counts.get("deselected", 0)
@@ -196,7 +232,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if code == 0:
             results.append((suite, f"ok ({detail})"))
         elif code == 5:
-            print(f"[{suite}] note: no tests collected in tests/{suite} (pytest exit code 5); counted as ok",
+            print(f"[{suite}] note: no tests collected in tests/{SUITE_TESTS.get(suite, suite)} (pytest exit code 5); "
+                  "counted as ok",
                   flush=True)
             results.append((suite, "ok (no tests collected)"))
         else:
@@ -208,9 +245,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     print("\n===== summary =====")
     for suite, outcome in results:
-        print(f"{suite:6s} {outcome}")
+        print(f"{suite:9s} {outcome}")
     if totals["deselected"]:
-        why = " and ".join(f"marked {marker} ({DESELECT_REASONS[marker]})" for marker in deselect)
+        markers = list(deselect)
+        for suite, _ in results:  # and the markers suites leave out on their own (keras2, keras3)
+            for marker in SUITE_MARKERS.get(suite, []):
+                if marker.split()[-1] not in markers:
+                    markers.append(marker.split()[-1])
+        why = " and ".join(f"marked {marker} ({DESELECT_REASONS[marker]})" for marker in markers)
         print(f"{totals['deselected']} deselected: tests {why}")
     print(f"{totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped", flush=True)
     return 1 if any_failed else 0

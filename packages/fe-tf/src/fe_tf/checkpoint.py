@@ -1,4 +1,4 @@
-"""Saving and loading Keras 3 models with their optimizer state.
+"""Saving and loading Keras models (Keras 3 or tf-keras) with their optimizer state.
 
 Files written into a directory for a model named `name`:
 
@@ -29,6 +29,7 @@ from typing import Any, Dict, Iterator, List
 import numpy as np
 from fe_core.checkpoint.hashed_file import write_hashed_file
 
+from fe_tf._keras import optimizer_variables, variable_path
 from fe_tf.optimizers import scheduled_optimizers
 
 __all__ = ["weights_file", "optimizer_file", "save_model", "load_model", "load_weights"]
@@ -111,7 +112,7 @@ def _weights_bytes(model: Any, name: str) -> bytes:
     try:
         save_weights(model, buffer)  # type: ignore[arg-type]
         return buffer.getvalue()
-    except TypeError:  # a Keras that takes paths only: write into a private directory and take those bytes
+    except (TypeError, AttributeError):  # a Keras taking paths only (tf-keras): write into a private directory
         directory = tempfile.mkdtemp(prefix="fe-weights-")
         try:
             path = save_weights(model, os.path.join(directory, weights_file(name)))
@@ -145,8 +146,9 @@ def save_model(model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
         optimizers = scheduled_optimizers(getattr(model, "optimizer", None))
         arrays["count"] = np.asarray(len(optimizers))
         for index, optimizer in enumerate(optimizers):
-            variables = list(optimizer.variables)
-            arrays[f"opt{index}/paths"] = np.asarray([variable.path for variable in variables], dtype=np.str_)
+            variables = optimizer_variables(optimizer)
+            arrays[f"opt{index}/paths"] = np.asarray([variable_path(variable) for variable in variables],
+                                                     dtype=np.str_)
             for position, variable in enumerate(variables):
                 arrays[f"opt{index}/{position}"] = np.asarray(variable.numpy())
         for position, variable in enumerate(_seed_variables(model)):
@@ -158,8 +160,8 @@ def save_model(model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
 
 def _assign(variable: Any, value: np.ndarray, what: str, path: str) -> None:
     if tuple(variable.shape) != tuple(value.shape):
-        raise ValueError(f"{path}: {what} ({variable.path}) has shape {tuple(variable.shape)} but the file holds "
-                         f"{tuple(value.shape)}; the model or optimizer differs from the one saved")
+        raise ValueError(f"{path}: {what} ({variable_path(variable)}) has shape {tuple(variable.shape)} but the file "
+                         f"holds {tuple(value.shape)}; the model or optimizer differs from the one saved")
     variable.assign(value.astype(variable.dtype.name if hasattr(variable.dtype, "name") else variable.dtype))
 
 
@@ -184,7 +186,7 @@ def load_model(model: Any, load_dir: str, load_optimizer: bool) -> None:
             raise ValueError(f"{path}: holds the state of {count} optimizer(s) but model {name!r} has "
                              f"{len(optimizers)}")
         for index, optimizer in enumerate(optimizers):
-            variables = list(optimizer.variables)
+            variables = optimizer_variables(optimizer)
             saved_count = len(saved[f"opt{index}/paths"])
             if saved_count != len(variables):
                 raise ValueError(f"{path}: optimizer {index} of model {name!r} has {len(variables)} variables but "

@@ -1,4 +1,5 @@
-"""`TFBackend`: the 'tf' entry of fe's backend registry (TensorFlow 2.16+ with Keras 3).
+"""`TFBackend`: the 'tf' entry of fe's backend registry (TensorFlow 2.16+ with Keras 3, or with tf-keras when
+`TF_USE_LEGACY_KERAS=1`; see `fe_tf._keras`).
 
 It classifies Keras models (without importing anything when Keras is not loaded), makes `TFNetwork`s, compiles models
 with optimizers (`fe.build`), provides the kernels of the generic ops (`fe_tf.kernels`), converts tensors, saves and
@@ -6,8 +7,8 @@ loads weights and optimizer state (`fe_tf.checkpoint`), reads and sets learning 
 stores MirroredStrategy objects in checkpoints (`fe_tf.distribute`).
 
 Random state: `get_rng_state` returns plain data for what TensorFlow keeps as state, namely the global
-`tf.random.Generator` and Keras' global `SeedGenerator` (used by unseeded `keras.random` calls), each only if it
-exists; None when neither does. TensorFlow's stateless op-level seeding (`tf.random.set_seed` plus per-op counters)
+`tf.random.Generator` and Keras 3's global `SeedGenerator` (used by unseeded `keras.random` calls; tf-keras has none),
+each only if it exists; None when neither does. TensorFlow's stateless op-level seeding (`tf.random.set_seed` plus per-op counters)
 has no state to save, and the seed generators of layers such as Dropout are saved with the model
 (`fe_tf.checkpoint`).
 
@@ -21,13 +22,13 @@ import contextlib
 import sys
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
-import keras
 import numpy as np
 import tensorflow as tf
 
 from fe_core.framework import Backend, StateReducer
 from fe_core.schedule import Scheduler
 from fe_tf import checkpoint
+from fe_tf._keras import KERAS2, KERAS_PACKAGE, keras, keras3_model_under_keras2, model_types, variable_types
 from fe_tf.distribute import (MIRRORED_STRATEGY_REDUCER, active_data_parallel_strategy, ensure_multi_gpu_strategy,
                               ensure_multi_worker_strategy)
 from fe_tf.kernels import TFKernels, prepare_accumulators
@@ -83,7 +84,7 @@ TF_TENSOR_REDUCER = StateReducer("tf.Tensor", lambda obj: tf.is_tensor(obj) and 
 
 
 class TFBackend(TFKernels, Backend):
-    """The TensorFlow / Keras 3 backend."""
+    """The TensorFlow backend (Keras 3, or tf-keras under `TF_USE_LEGACY_KERAS=1`)."""
 
     name = "tf"
     framework_module = "tensorflow"
@@ -91,9 +92,9 @@ class TFBackend(TFKernels, Backend):
 
     # ------------------------------------------------------------------ models
     def owns_model(self, obj: Any) -> bool:
-        """Whether `obj` is a Keras 3 model (never imports Keras)."""
-        keras_module = sys.modules.get("keras")
-        return keras_module is not None and isinstance(obj, keras_module.Model)
+        """Whether `obj` is a Keras model, of Keras 3 or tf-keras (never imports Keras)."""
+        classes = model_types()
+        return bool(classes) and isinstance(obj, classes)
 
     def make_network(self, ops: Sequence[Any], pops: Optional[Sequence[Any]], slicers: Optional[Sequence[Any]]
                      ) -> TFNetwork:
@@ -120,6 +121,10 @@ class TFBackend(TFKernels, Backend):
             FileNotFoundError: If `weights_path` does not exist.
         """
         ensure_multi_worker_strategy()  # TF_CONFIG with several workers: the strategy (or a clear error) first
+        if keras3_model_under_keras2(model):
+            raise TypeError(f"Model {model_name!r} is a Keras 3 model (`import keras`), but TF_USE_LEGACY_KERAS=1 makes "
+                            f"fe-tf use tf-keras ({KERAS_PACKAGE}): build it with `tf.keras` (or `import tf_keras as "
+                            "keras`), or unset TF_USE_LEGACY_KERAS to use Keras 3")
         with tf.distribute.get_strategy().scope():
             optimizer = build_optimizers(optimizer_fn, model, mixed_precision, model_name)
         model.model_name = model_name
@@ -150,7 +155,7 @@ class TFBackend(TFKernels, Backend):
             return {key: self.to_numpy(value) for key, value in data.items()}
         if isinstance(data, (list, tuple)):
             return type(data)(self.to_numpy(value) for value in data)
-        if isinstance(data, keras.Variable):
+        if isinstance(data, variable_types()):
             return data.numpy()
         return data
 
@@ -195,16 +200,17 @@ class TFBackend(TFKernels, Backend):
         tf.config.experimental.enable_op_determinism()
 
     def get_rng_state(self) -> Optional[Dict[str, Any]]:
-        """The global `tf.random.Generator` and Keras global SeedGenerator states (plain data), or None."""
-        from keras.src.backend.common import global_state  # pylint: disable=import-outside-toplevel
+        """The global `tf.random.Generator` and Keras 3's global SeedGenerator states (plain data), or None."""
         from tensorflow.python.ops import stateful_random_ops  # pylint: disable=import-outside-toplevel
         state: Dict[str, Any] = {}
         generator = stateful_random_ops.global_generator
         if generator is not None:
             state["tf_generator"] = {"state": generator.state.numpy(), "algorithm": int(generator.algorithm)}
-        seed_generator = global_state.get_global_attribute("global_seed_generator")
-        if seed_generator is not None:
-            state["keras_seed_generator"] = np.array(seed_generator.state.numpy())
+        if not KERAS2:  # tf-keras' random layers draw from TensorFlow's own generators
+            from keras.src.backend.common import global_state  # pylint: disable=import-outside-toplevel
+            seed_generator = global_state.get_global_attribute("global_seed_generator")
+            if seed_generator is not None:
+                state["keras_seed_generator"] = np.array(seed_generator.state.numpy())
         return state or None
 
     def set_rng_state(self, state: Any) -> None:
@@ -219,7 +225,7 @@ class TFBackend(TFKernels, Backend):
             else:
                 tf.random.set_global_generator(tf.random.Generator.from_state(np.asarray(saved["state"]),
                                                                               saved["algorithm"]))
-        if "keras_seed_generator" in state:
+        if "keras_seed_generator" in state and not KERAS2:
             from keras.src.random.seed_generator import global_seed_generator  # pylint: disable=import-outside-toplevel
             global_seed_generator().state.assign(np.asarray(state["keras_seed_generator"]))
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
-import keras
 import tensorflow as tf
 
 from fe_core.misuse import described, where
 
 from fe_tf.backend import crossentropy, losses, reductions
-from fe_tf.precision import is_loss_scaled, loss_scale, scale_loss, to_full_precision
+from fe_tf._keras import keras
+from fe_tf.precision import apply_gradients, is_loss_scaled, loss_scale, scale_loss, to_full_precision
 
 __all__ = ["TFKernels", "prepare_accumulators", "accumulator_key", "check_cross_entropy_labels",
            "check_update_reaches_model", "expected_input_hint"]
@@ -170,7 +170,7 @@ class TFKernels:
 
         def apply() -> None:
             with _not_recording(tape):
-                optimizer.apply_gradients(zip(gradients, variables))
+                apply_gradients(optimizer, gradients, variables)
 
         if op.defer:
             state["deferred"].setdefault(name, []).append(apply)

@@ -101,7 +101,8 @@ def _fits(specs: Dict[str, tf.TensorSpec], batch: Dict[str, Any]) -> bool:
 
 
 # Packages whose code never needs AutoGraph: fe's own, and the libraries AutoGraph itself leaves unconverted.
-_UNCONVERTED_PACKAGES = frozenset({"fe", "fe_core", "fe_tf", "fe_torch", "tensorflow", "keras", "numpy", "builtins"})
+_UNCONVERTED_PACKAGES = frozenset({"fe", "fe_core", "fe_tf", "fe_torch", "tensorflow", "keras", "tf_keras", "numpy",
+                                   "builtins"})
 
 
 def _is_fe_code(function: Any) -> bool:

@@ -1,9 +1,10 @@
-"""Optimizers for Keras 3 models: names, building (eagerly, so their state exists before the first step), learning
+"""Optimizers for Keras models: names, building (eagerly, so their state exists before the first step), learning
 rates.
 
 `optimizer_fn` in `build` may be an optimizer name, a no-argument function returning a Keras optimizer, None (a model
-that is not trained), or a `Scheduler` of those. Names give Keras 3 optimizers with FastEstimator 1.x's defaults
-(which are TensorFlow's own): learning rate 0.001, except 0.01 for 'sgd'.
+that is not trained), or a `Scheduler` of those. Names give the active Keras' optimizers (Keras 3, or tf-keras under
+`TF_USE_LEGACY_KERAS=1`, see `fe_tf._keras`) with FastEstimator 1.x's defaults (which are TensorFlow's own): learning
+rate 0.001, except 0.01 for 'sgd'. Under tf-keras, functions may also return `tf.keras.optimizers.legacy.*` optimizers.
 
 Example:
     >>> # optimizer = make_optimizer("adam", model, mixed_precision=False, model_name="model")  # doctest: +SKIP
@@ -12,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple
 
-import keras
 import numpy as np
 
 from fe_core.schedule import EpochScheduler, RepeatScheduler, Scheduler
+from fe_tf._keras import build_optimizer, keras, optimizer_types
 from fe_tf.precision import is_loss_scaled, wrap_loss_scaling
 
 __all__ = ["OPTIMIZERS", "make_optimizer", "build_optimizers", "scheduled_optimizers", "get_learning_rate",
@@ -58,7 +59,7 @@ def make_optimizer(optimizer_fn: Any, model: Any, mixed_precision: bool, model_n
                              f"{sorted(OPTIMIZERS)} or pass a no-argument function returning a Keras optimizer")
         optimizer_class, learning_rate = OPTIMIZERS[key]
         optimizer = optimizer_class(learning_rate=learning_rate)
-    elif isinstance(optimizer_fn, keras.optimizers.Optimizer):
+    elif isinstance(optimizer_fn, optimizer_types()):
         raise TypeError(f"optimizer_fn of model {model_name!r} is an optimizer instance; pass a function creating it "
                         f"instead (for example `lambda: keras.optimizers.{type(optimizer_fn).__name__}(...)`) so every "
                         "model gets its own optimizer")
@@ -68,7 +69,7 @@ def make_optimizer(optimizer_fn: Any, model: Any, mixed_precision: bool, model_n
         except TypeError as error:
             raise TypeError(f"optimizer_fn of TensorFlow model {model_name!r} must be callable without arguments "
                             f"(torch-style functions take the parameters; this one raised: {error})") from error
-        if not isinstance(optimizer, keras.optimizers.Optimizer):
+        if not isinstance(optimizer, optimizer_types()):
             raise TypeError(f"optimizer_fn of model {model_name!r} must return a Keras optimizer, got "
                             f"{type(optimizer).__module__}.{type(optimizer).__qualname__}")
     else:
@@ -76,8 +77,7 @@ def make_optimizer(optimizer_fn: Any, model: Any, mixed_precision: bool, model_n
                         f"None or a Scheduler of those, got {type(optimizer_fn).__name__}")
     if mixed_precision:
         optimizer = wrap_loss_scaling(optimizer)
-    if not optimizer.built:
-        optimizer.build(model.trainable_variables)
+    build_optimizer(optimizer, model.trainable_variables)
     return optimizer
 
 

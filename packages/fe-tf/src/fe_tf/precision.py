@@ -1,8 +1,10 @@
-"""Mixed precision for Keras 3 models: the `mixed_float16` policy while models are built, and loss scaling.
+"""Mixed precision for Keras models: the `mixed_float16` policy while models are built, and loss scaling.
 
 `build(..., mixed_precision=True)` builds models under the `mixed_float16` dtype policy (layers compute in float16 and
 keep float32 variables) and wraps their optimizers in `keras.mixed_precision.LossScaleOptimizer`, which scales the loss
-before differentiation, unscales the gradients, skips steps with non-finite gradients and adapts the scale.
+before differentiation, unscales the gradients, skips steps with non-finite gradients and adapts the scale. Keras 3
+and tf-keras (Keras 2) name these differently (`scale_loss` / `get_scaled_loss`, `dynamic_scale` / `loss_scale`, and
+Keras 2's `apply_gradients` expects unscaled gradients); the functions here hide the difference.
 
 Example:
     >>> # with precision_policy(mixed_precision=True):
@@ -14,11 +16,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
-import keras
 import tensorflow as tf
 
+from fe_tf._keras import KERAS2, dtype_policy, keras, set_dtype_policy
+
 __all__ = ["MIXED_POLICY", "FULL_POLICY", "precision_policy", "wrap_loss_scaling", "is_loss_scaled", "loss_scale",
-           "scale_loss", "to_full_precision"]
+           "scale_loss", "apply_gradients", "to_full_precision"]
 
 MIXED_POLICY = "mixed_float16"
 FULL_POLICY = "float32"
@@ -34,12 +37,12 @@ def precision_policy(mixed_precision: bool) -> Iterator[None]:
     Args:
         mixed_precision: Whether models built inside compute in float16.
     """
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(MIXED_POLICY if mixed_precision else FULL_POLICY)
+    previous = dtype_policy()
+    set_dtype_policy(MIXED_POLICY if mixed_precision else FULL_POLICY)
     try:
         yield
     finally:
-        keras.config.set_dtype_policy(previous)
+        set_dtype_policy(previous)
 
 
 def wrap_loss_scaling(optimizer: Any) -> Any:
@@ -56,6 +59,8 @@ def is_loss_scaled(optimizer: Any) -> bool:
 
 def loss_scale(optimizer: Any) -> Any:
     """The current loss scale of a `LossScaleOptimizer` (a float32 scalar; always a power of two)."""
+    if KERAS2:
+        return tf.cast(optimizer.loss_scale, tf.float32)
     return tf.cast(optimizer.dynamic_scale, tf.float32) if optimizer.built else tf.constant(
         float(optimizer.initial_scale))
 
@@ -63,8 +68,18 @@ def loss_scale(optimizer: Any) -> Any:
 def scale_loss(optimizer: Any, loss: Any) -> Any:
     """The loss to differentiate: multiplied by the loss scale for a `LossScaleOptimizer`, else unchanged."""
     if is_loss_scaled(optimizer):
-        return optimizer.scale_loss(loss)
+        return optimizer.get_scaled_loss(loss) if KERAS2 else optimizer.scale_loss(loss)
     return loss
+
+
+def apply_gradients(optimizer: Any, gradients: Any, variables: Any) -> None:
+    """Update `variables` with `gradients`, which for a `LossScaleOptimizer` are scaled by its loss scale (as they
+    come out of differentiating `scale_loss`): it unscales them, skips the step when one is not finite and adapts the
+    scale (Keras 3 unscales inside `apply_gradients`; tf-keras is given the unscaled gradients)."""
+    gradients = list(gradients)
+    if KERAS2 and is_loss_scaled(optimizer):
+        gradients = optimizer.get_unscaled_gradients(gradients)
+    optimizer.apply_gradients(zip(gradients, variables))
 
 
 def to_full_precision(value: Any) -> Any:

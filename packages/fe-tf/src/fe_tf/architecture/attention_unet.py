@@ -3,10 +3,8 @@ from __future__ import annotations
 
 from typing import Tuple
 
-import keras
-from keras import layers
-
 from fe_core.export import fe_export
+from fe_tf._keras import keras, layers
 from fe_tf.architecture.unet import check_unet_input_size, conv_pair, up_conv
 
 __all__ = ["AttentionUNet", "attention_block"]

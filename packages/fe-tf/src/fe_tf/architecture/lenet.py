@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from typing import Tuple
 
-import keras
-from keras import layers
 from fe_core.export import fe_export
+from fe_tf._keras import keras, layers
 
 __all__ = ["LeNet"]
 

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 from typing import Sequence, Tuple
 
-import keras
-from keras import layers
-
 from fe_core.export import fe_export
+from fe_tf._keras import keras, layers
 
 __all__ = ["UNet", "check_unet_input_size", "conv_pair", "up_conv"]
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import keras
 import numpy as np
 import tensorflow as tf
+
+from fe_tf._keras import compute_dtype, variable_types
 
 __all__ = ["to_tensor", "to_numpy", "cast", "convert_tensor_precision"]
 
@@ -15,7 +16,7 @@ def to_tensor(value: Any, shared_memory: bool) -> Any:
     """`value` as a tf tensor (torch tensors via numpy; None and strings unchanged)."""
     if isinstance(value, tf.Tensor):
         return value
-    if isinstance(value, (tf.Variable, keras.Variable)):
+    if isinstance(value, variable_types()):
         return tf.convert_to_tensor(value)
     if isinstance(value, (np.ndarray, np.generic, bool, int, float, complex)):
         return tf.convert_to_tensor(value)
@@ -37,4 +38,4 @@ def cast(value: Any, name: str) -> tf.Tensor:
 
 def convert_tensor_precision(tensor: Any) -> tf.Tensor:
     """The TensorFlow case of `fe.backend.convert_tensor_precision`."""
-    return tf.cast(tensor, keras.config.dtype_policy().compute_dtype)
+    return tf.cast(tensor, compute_dtype())

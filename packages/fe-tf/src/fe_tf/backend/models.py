@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from fe_tf import checkpoint
 from fe_tf.optimizers import get_learning_rate, inner_optimizer, set_learning_rate
+from fe_tf._keras import KERAS2
 from fe_tf.precision import is_loss_scaled, loss_scale
 
 __all__ = ["feed_forward", "apply_unscaled_gradients", "update_step", "get_lr", "set_lr", "save_model", "load_model",
@@ -40,8 +41,8 @@ def _current_optimizer(model: Any, action: str) -> Any:
 
 def apply_unscaled_gradients(optimizer: Any, gradients: Sequence[Any], variables: Sequence[Any]) -> None:
     """Apply true (unscaled) gradients; a `LossScaleOptimizer` gets them multiplied by its scale, which it divides
-    out again (and it still skips the step when a gradient is not finite)."""
-    if is_loss_scaled(optimizer):
+    out again (and it still skips the step when a gradient is not finite); tf-keras' takes them unscaled."""
+    if is_loss_scaled(optimizer) and not KERAS2:
         scale = loss_scale(optimizer)
         gradients = [None if g is None else g * tf.cast(scale, g.dtype) for g in gradients]
     optimizer.apply_gradients(zip(gradients, variables))

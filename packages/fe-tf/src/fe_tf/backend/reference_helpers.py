@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence, Tuple
 
-import keras
 import tensorflow as tf
 
 from fe_core.export import fe_export
+from fe_tf._keras import keras
 
 __all__ = ["tf_focal_loss", "resize_tensorflow_tensor", "pickle_mirroredstrategy"]
 

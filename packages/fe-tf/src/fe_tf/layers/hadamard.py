@@ -4,11 +4,10 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
-import keras
-from keras import layers, ops
 
 from fe_core.export import fe_export
 from fe_core.op.tensorop.hadamard import check_code_length, distance_offset, code_book
+from fe_tf._keras import keras, layers, ops
 
 __all__ = ["HadamardCode"]
 

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Tuple
 
-import keras
-from keras import layers, ops
-
 from fe_core.export import fe_export
+from fe_tf._keras import keras, layers, ops
 
 __all__ = ["InstanceNormalization"]
 

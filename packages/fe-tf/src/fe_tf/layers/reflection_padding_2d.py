@@ -4,10 +4,9 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Tuple
 
 import tensorflow as tf
-import keras
-from keras import layers
 
 from fe_core.export import fe_export
+from fe_tf._keras import keras, layers
 
 __all__ = ["ReflectionPadding2D"]
 

@@ -1,0 +1,143 @@
+"""The Keras fe-tf works with: the one `tf.keras` resolves to, decided once when fe_tf is imported.
+
+TensorFlow 2.16+ ships with Keras 3 (`keras`); with `TF_USE_LEGACY_KERAS=1` set before TensorFlow is imported,
+`tf.keras` is Keras 2 instead (the `tf-keras` package, `import tf_keras`), which runs model code written for
+TensorFlow <= 2.15 unchanged. fe-tf never mixes the two: every module of fe_tf takes `keras` from here, and the few
+places where the two Keras differ (dtype policies, optimizer classes and variables, loss scaling, variable names,
+random state) go through the helpers below.
+
+Example:
+    >>> # from fe_tf._keras import keras, KERAS2
+    >>> # keras.layers.Dense(10)     # a tf.keras layer, Keras 3 or tf-keras  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import Any, List, Optional, Sequence, Tuple
+
+import tensorflow as tf
+
+__all__ = ["keras", "layers", "ops", "KERAS2", "KERAS_PACKAGE", "model_types", "variable_types", "optimizer_types", "dtype_policy",
+           "set_dtype_policy", "compute_dtype", "optimizer_variables", "build_optimizer", "variable_path",
+           "keras3_model_under_keras2"]
+
+
+def _resolve() -> Tuple[Any, str]:
+    """The Keras module `tf.keras` stands for, and its package name ('keras' or 'tf_keras')."""
+    api_name = str(getattr(tf.keras, "__name__", "keras"))  # loads tf.keras: 'keras._tf_keras.keras' or 'tf_keras...'
+    package = "tf_keras" if api_name.split(".")[0] == "tf_keras" else "keras"
+    return importlib.import_module(package), package
+
+
+keras, KERAS_PACKAGE = _resolve()
+#: Whether the active Keras is Keras 2 (tf-keras, or a keras 2.x package).
+KERAS2: bool = KERAS_PACKAGE == "tf_keras" or not str(getattr(keras, "__version__", "3")).startswith("3")
+layers = keras.layers
+
+
+def _moments(x: Any, axes: Sequence[int], keepdims: bool = False) -> Tuple[Any, Any]:
+    """Mean and variance, computed in float32 for float16 inputs (as Keras 3's `ops.moments`)."""
+    low = x.dtype in (tf.float16, tf.bfloat16)
+    values = tf.cast(x, tf.float32) if low else x
+    mean, variance = tf.nn.moments(values, axes=list(axes), keepdims=keepdims)
+    return (tf.cast(mean, x.dtype), tf.cast(variance, x.dtype)) if low else (mean, variance)
+
+
+# The few `keras.ops` functions fe-tf's layers use, as TensorFlow functions for Keras 2 (which has no `keras.ops`).
+_TF_OPS = types.SimpleNamespace(
+    cast=tf.cast, concatenate=lambda xs, axis=-1: tf.concat(list(xs), axis=axis), convert_to_tensor=tf.convert_to_tensor,
+    matmul=tf.matmul, moments=_moments, power=tf.pow, rsqrt=tf.math.rsqrt, sum=tf.reduce_sum, tanh=tf.math.tanh)
+#: `keras.ops` on Keras 3; TensorFlow equivalents of the functions fe-tf's layers use on Keras 2.
+ops: Any = _TF_OPS if KERAS2 else keras.ops
+
+
+def model_types() -> Tuple[type, ...]:
+    """The Keras model classes loaded in this process (imports nothing)."""
+    found = []
+    for package in ("keras", "tf_keras"):
+        module = sys.modules.get(package)
+        model = getattr(module, "Model", None) if module is not None else None
+        if isinstance(model, type):
+            found.append(model)
+    return tuple(found)
+
+
+def keras3_model_under_keras2(obj: Any) -> bool:
+    """Whether `obj` is a Keras 3 model while fe-tf runs on tf-keras (a script mixing `import keras` with
+    `TF_USE_LEGACY_KERAS=1`)."""
+    if not KERAS2:
+        return False
+    module = sys.modules.get("keras")
+    model = getattr(module, "Model", None) if module is not None else None
+    return isinstance(model, type) and model is not keras.Model and isinstance(obj, model)
+
+
+def variable_types() -> Tuple[type, ...]:
+    """The classes of model variables: `tf.Variable`, plus `keras.Variable` on Keras 3."""
+    variable = getattr(keras, "Variable", None)
+    return (tf.Variable,) if variable is None else (tf.Variable, variable)
+
+
+def optimizer_types() -> Tuple[type, ...]:
+    """The Keras optimizer base classes: Keras 3's, or tf-keras' current and legacy (`optimizers.legacy`) ones."""
+    classes: List[type] = [keras.optimizers.Optimizer]
+    legacy = getattr(getattr(keras.optimizers, "legacy", None), "Optimizer", None)
+    if KERAS2 and isinstance(legacy, type):
+        classes.append(legacy)
+    return tuple(classes)
+
+
+def dtype_policy() -> Any:
+    """The global dtype policy (`keras.config.dtype_policy()`, or tf-keras' `mixed_precision.global_policy()`)."""
+    if KERAS2:
+        return keras.mixed_precision.global_policy()
+    return keras.config.dtype_policy()
+
+
+def set_dtype_policy(policy: Any) -> None:
+    """Set the global dtype policy (a name such as 'mixed_float16', or a policy)."""
+    if KERAS2:
+        keras.mixed_precision.set_global_policy(policy)
+    else:
+        keras.config.set_dtype_policy(policy)
+
+
+def compute_dtype() -> str:
+    """The compute dtype of the global policy ('float32', or 'float16' under mixed precision)."""
+    return str(dtype_policy().compute_dtype)
+
+
+def _loss_scale_variables(optimizer: Any) -> List[Any]:
+    """The state variables of a tf-keras `LossScaleOptimizer` (loss scale, good steps); [] for others."""
+    state = getattr(optimizer, "_loss_scale", None)
+    return [variable for variable in (getattr(state, "_current_loss_scale", None), getattr(state, "_counter", None))
+            if variable is not None]
+
+
+def optimizer_variables(optimizer: Any) -> List[Any]:
+    """Every state variable of an optimizer, in a fixed order (with a tf-keras loss-scale optimizer's scale state)."""
+    variables = optimizer.variables
+    found = list(variables() if callable(variables) else variables)  # tf-keras' legacy optimizers: a method
+    if KERAS2:
+        known = {id(variable) for variable in found}
+        found += [variable for variable in _loss_scale_variables(optimizer) if id(variable) not in known]
+    return found
+
+
+def build_optimizer(optimizer: Any, variables: Sequence[Any]) -> None:
+    """Create the optimizer's state for `variables` now (Keras 3 `build`, tf-keras' legacy `_create_all_weights`)."""
+    if getattr(optimizer, "built", False):
+        return
+    if hasattr(optimizer, "build"):
+        optimizer.build(list(variables))
+    else:  # tf-keras' legacy OptimizerV2 (also behind a LossScaleOptimizer) creates its slots on first use otherwise
+        target = getattr(optimizer, "inner_optimizer", optimizer)
+        target._create_all_weights(list(variables))  # pylint: disable=protected-access
+
+
+def variable_path(variable: Any) -> str:
+    """A variable's path (Keras 3) or name (tf-keras, tf.Variable)."""
+    path: Optional[str] = getattr(variable, "path", None)
+    return str(path if path is not None else variable.name)
