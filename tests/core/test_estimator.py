@@ -242,7 +242,8 @@ def test_stop_training_ends_the_run_and_on_end_still_runs():
     assert ended == [3]
 
 
-def test_on_end_runs_when_a_step_raises():
+def test_on_end_does_not_run_when_a_step_raises():
+    """A failed run is not ended as if it succeeded (issue 30 item 6): no on_end, no Finish line, no final save."""
     ended = []
 
     class Boom(Trace):
@@ -256,7 +257,7 @@ def test_on_end_runs_when_a_step_raises():
     estimator = Estimator(pipeline=pipeline, network=regression_network(), epochs=1, traces=Boom(), log_steps=None)
     with pytest.raises(RuntimeError, match="boom"):
         estimator.fit(warmup=False)
-    assert ended == [True]
+    assert ended == []
 
 
 def test_warmup_reports_a_missing_key_naming_op_key_mode_epoch_and_ds_id():

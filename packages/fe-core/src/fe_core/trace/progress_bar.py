@@ -251,3 +251,10 @@ class ProgressBar(Trace):
 
     def on_end(self, data: Data) -> None:
         self.on_epoch_end(data)
+
+    def fe_abort(self) -> None:
+        """The run failed or was interrupted: give standard output back and leave the bar where it stopped."""
+        if self._bar is not None:
+            self._release_stdout()
+            self._bar.close()
+            self._bar = None

@@ -136,7 +136,8 @@ class Trace:
         """
 
     def on_end(self, data: Data) -> None:
-        """Runs once at the end of training or testing.
+        """Runs once at the end of training or testing, when the run ended normally or stopped early (not after an
+        error or a Ctrl-C: see `fe_core.trace.abort`).
 
         Args:
             data: Where traces communicate with each other or write values for logging.
