@@ -146,7 +146,41 @@ def connect(db_path: Optional[str] = None, check_same_thread: bool = True) -> sq
     path = _resolve(db_path)
     if path != ":memory:":
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        if not os.path.exists(path):
+            _publish_new_database(path)
     connection = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_S, check_same_thread=check_same_thread)
+    _prepare(connection, path)
+    return connection
+
+
+def _publish_new_database(path: str) -> None:
+    """Create the database file at `path` with its whole schema at once: it is built under a temporary name and then
+    linked into place, so a reader never finds a database file without its tables (another process's recorder may be
+    creating it at that moment). When several create it together, the first link wins and the others use it."""
+    import sqlite3  # pylint: disable=import-outside-toplevel,redefined-outer-name
+    temporary = f"{path}.{os.getpid()}-{threading.get_ident()}.creating"
+    try:
+        connection = sqlite3.connect(temporary, timeout=_BUSY_TIMEOUT_S)
+        try:
+            _prepare(connection, temporary)
+        finally:
+            connection.close()  # checkpoints the WAL into the file: the file alone holds the schema
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process published it first
+        except OSError:  # a file system without hard links
+            if not os.path.exists(path):
+                os.replace(temporary, path)
+    finally:
+        for leftover in (temporary, temporary + "-wal", temporary + "-shm", temporary + "-journal"):
+            with contextlib.suppress(OSError):
+                os.remove(leftover)
+
+
+def _prepare(connection: sqlite3.Connection, path: str) -> None:
+    """Set a new connection's row factory, foreign keys and WAL mode, and create or check the schema."""
+    import sqlite3  # pylint: disable=import-outside-toplevel,redefined-outer-name
     try:
         connection.row_factory = sqlite3.Row
         connection.execute("PRAGMA foreign_keys = ON")
@@ -169,7 +203,6 @@ def connect(db_path: Optional[str] = None, check_same_thread: bool = True) -> sq
     except BaseException:
         connection.close()
         raise
-    return connection
 
 
 @contextlib.contextmanager
