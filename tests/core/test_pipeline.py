@@ -253,8 +253,11 @@ def test_any_op_may_return_filtered_data():
 
 def test_remove_if_after_batch_drops_whole_batches():
     pipeline = Pipeline(eval_data=indexed_dataset(9), ops=[Batch(batch_size=3),
-                                                           RemoveIf(fn=lambda y: 4 in y, inputs="y")])
+                                                           RemoveIf(fn=lambda y: 4 in y, replacement=False, inputs="y")])
     assert labels(epoch_batches(pipeline, "eval")) == [0, 1, 2, 6, 7, 8]
+    pipeline = Pipeline(eval_data=indexed_dataset(9), ops=[Batch(batch_size=3),  # replaced: drawn again, as in FE
+                                                           RemoveIf(fn=lambda y: 4 in y, inputs="y")])
+    assert labels(epoch_batches(pipeline, "eval")) == [0, 1, 2, 6, 7, 8, 0, 1, 2]
 
 
 def test_filtering_every_sample_with_replacement_is_an_error():

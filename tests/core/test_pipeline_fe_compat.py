@@ -276,3 +276,33 @@ def test_interleave_of_a_batch_dataset_gives_one_of_its_batches_per_step_whateve
         sizes = [len(batch["y"]) for batch in loader]
     assert sizes == [2, 4, 2, 4, 2, 4] and len(ds) == 6 and pipeline.get_num_steps("train", 1) == 6
     assert len(ds[0]) == 2 and len(ds[1]) == 4
+
+
+def test_a_batch_op_filter_with_replacement_keeps_the_epoch_length():
+    ops = [Batch(batch_size=4), RemoveIf(fn=lambda y: bool((y == 5).any()), inputs="y")]
+    with Pipeline(train_data=ids(10), ops=ops)(mode="train", shuffle=False) as loader:
+        batches = [batch["y"].tolist() for batch in loader]
+    assert batches == [[0, 1, 2, 3], [8, 9, 0, 1], [2, 3]]  # 10 samples, the removed batch drawn again
+
+
+def test_a_batch_op_filter_without_replacement_counts_toward_the_epoch_and_steps():
+    ops = [Batch(batch_size=4), RemoveIf(fn=lambda y: bool((y == 5).any()), replacement=False, inputs="y")]
+    pipeline = Pipeline(train_data=ids(10), ops=ops)
+    with pipeline(mode="train", shuffle=False) as loader:
+        assert [batch["y"].tolist() for batch in loader] == [[0, 1, 2, 3], [8, 9]]
+    with pipeline(mode="train", shuffle=False, steps_per_epoch=3) as loader:
+        assert [batch["y"].tolist() for batch in loader] == [[0, 1, 2, 3], [8, 9, 0, 1]]
+
+
+def test_batch_op_filters_behave_alike_with_per_sample_ops():
+    plus_one = LambdaOp(fn=lambda x: x + 1, inputs="x", outputs="x")  # forces the per-sample path
+    replaced = [plus_one, Batch(batch_size=4), RemoveIf(fn=lambda y: bool((y == 5).any()), inputs="y")]
+    with Pipeline(train_data=ids(10), ops=replaced)(mode="train", shuffle=False) as loader:
+        assert [batch["y"].tolist() for batch in loader] == [[0, 1, 2, 3], [8, 9, 0, 1], [2, 3]]
+    removed = [plus_one, Batch(batch_size=4), RemoveIf(fn=lambda y: bool((y == 5).any()), replacement=False,
+                                                       inputs="y")]
+    pipeline = Pipeline(train_data=ids(10), ops=removed)
+    with pipeline(mode="train", shuffle=False) as loader:
+        assert [batch["y"].tolist() for batch in loader] == [[0, 1, 2, 3], [8, 9]]
+    with pipeline(mode="train", shuffle=False, steps_per_epoch=3) as loader:
+        assert [batch["y"].tolist() for batch in loader] == [[0, 1, 2, 3], [8, 9, 0, 1]]

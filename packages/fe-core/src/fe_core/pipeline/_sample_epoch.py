@@ -171,17 +171,20 @@ class TaskRunner:
                 outcomes.append(REPLACED if result.replacement else REMOVED)
         return outcomes, kept, kept_indices
 
-    def _finish(self, samples: List[Dict[str, Any]], indices: List[int]) -> Optional[Dict[str, Any]]:
+    def _finish(self, samples: List[Dict[str, Any]], indices: List[int]) -> Any:
         batch = samples[0] if self.unbatched else self.collate(samples, indices)
-        if self.batch_steps and run_steps(batch, self.batch_steps, self.state) is not None:
-            return None
+        if self.batch_steps:
+            filtered = run_steps(batch, self.batch_steps, self.state)
+            if filtered is not None:
+                return filtered
         return self.select(batch)
 
     def run(self, start: int, indices: np.ndarray, want_batch: bool) -> Tuple[Any, ...]:
         """Compute the task at stream position `start`.
 
         Returns:
-            ("batch", count, batch or None when a batch op filtered it) when `want_batch` and every sample was kept,
+            ("batch", count, batch or the FilteredData of a batch op that filtered it) when `want_batch` and every
+            sample was kept,
             else ("raw", outcomes, kept samples, their dataset indices).
         """
         outcomes, kept, kept_indices = self.random.call(task_seed(self.key, start), self._samples, indices)
@@ -191,11 +194,11 @@ class TaskRunner:
             kept = [{key: value for key, value in sample.items() if key in self.boundary} for sample in kept]
         return ("raw", outcomes, kept, kept_indices)
 
-    def finish(self, samples: List[Dict[str, Any]], indices: List[int], first: int) -> Optional[Dict[str, Any]]:
+    def finish(self, samples: List[Dict[str, Any]], indices: List[int], first: int) -> Any:
         """Collate kept samples (the first at stream position `first`) and run the batch ops on them.
 
         Returns:
-            The batch (only the keys asked for), or None when a batch op filtered it out.
+            The batch (only the keys asked for), or the FilteredData of a batch op that filtered it out.
         """
         if self.unbatched and not self.batch_steps:
             return self.select(samples[0])
@@ -230,6 +233,8 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
     # With steps_per_epoch, as in FastEstimator, the epoch is steps_per_epoch * batch_size draws: samples removed
     # without replacement count among them (the epoch gets shorter, its last batch maybe smaller); `drawn` counts the
     # samples yielded and those removed.
+    # A batch a batch op filters out with replacement is drawn again (its samples do not count: one pass goes on into
+    # the next); without replacement its samples count.
     budget = None if steps_per_epoch is None else steps_per_epoch * batch_size
     drawn = 0
     for start, indices, result in results:
@@ -248,10 +253,16 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
                                        and kept >= size - removed_for_good):  # a whole batch, or the last one
                 if count < batch_size and drop_last:
                     return
-                if batch is None:
-                    filtered_batches += 1
-                    if steps_per_epoch is not None and filtered_batches * batch_size > size + batch_size:
-                        raise _too_many(plan, "batches", filtered_batches)
+                if isinstance(batch, FilteredData):
+                    if not batch.replacement:
+                        drawn += count
+                        if budget is not None and drawn >= budget:
+                            return
+                    else:
+                        kept -= count
+                        filtered_batches += 1
+                        if filtered_batches * batch_size > size + batch_size:
+                            raise _too_many(plan, "batches", filtered_batches)
                 else:
                     filtered_batches = 0
                     forget_cached_normal()
@@ -288,20 +299,28 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
                 size_now = len(pending)
                 batch = runner().finish(pending, pending_indices, first)
                 pending, pending_indices = [], []
-                if batch is not None:
+                if not isinstance(batch, FilteredData):
                     forget_cached_normal()
                     yield batch
                     emitted += 1
+                    drawn += size_now
+                elif not batch.replacement:
                     drawn += size_now
                 if drawn >= budget:
                     return
             elif pending and len(pending) == batch_size:
                 batch = runner().finish(pending, pending_indices, first)
                 pending, pending_indices = [], []
-                if batch is None:
-                    filtered_batches += 1
-                    if steps_per_epoch is not None and filtered_batches * batch_size > size + batch_size:
-                        raise _too_many(plan, "batches", filtered_batches)
+                if isinstance(batch, FilteredData):
+                    if not batch.replacement:
+                        drawn += batch_size
+                        if budget is not None and drawn >= budget:
+                            return
+                    else:
+                        kept -= batch_size
+                        filtered_batches += 1
+                        if filtered_batches * batch_size > size + batch_size:
+                            raise _too_many(plan, "batches", filtered_batches)
                 else:
                     filtered_batches = 0
                     forget_cached_normal()
@@ -316,7 +335,14 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
             if steps_per_epoch is None and consumed >= size and kept >= size - removed_for_good:
                 if pending and not drop_last:
                     batch = runner().finish(pending, pending_indices, first)
-                    if batch is not None:
+                    if isinstance(batch, FilteredData) and batch.replacement:  # draw its samples again
+                        kept -= len(pending)
+                        pending, pending_indices = [], []
+                        filtered_batches += 1
+                        if filtered_batches * batch_size > size + batch_size:
+                            raise _too_many(plan, "batches", filtered_batches)
+                        continue
+                    if not isinstance(batch, FilteredData):
                         forget_cached_normal()
                         yield batch
                 return

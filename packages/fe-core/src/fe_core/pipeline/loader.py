@@ -240,26 +240,30 @@ class EpochLoader:
         if (not steps and load_keys is not None and output_keys is not None and output_keys.issuperset(load_keys)
                 and getattr(type(plan.dataset), "get_batch", None) is NumpyDataset.get_batch):
             output_keys = None  # NumpyDataset fetches only the keys asked for, all wanted here: nothing to filter
+        # As FastEstimator counts an epoch: `target` samples (one pass, or steps_per_epoch x batch_size), counting
+        # those of batches a batch op removed without replacement; a batch removed with replacement is drawn again
+        # from the rest of the data (into the next pass), so the epoch keeps its length.
         if steps_per_epoch is None:
-            order = np.random.permutation(size) if self.shuffle else np.arange(size)
-            stop = size - size % batch_size if plan.drop_last else size
-            index_batches: Iterator[np.ndarray] = (order[start:start + batch_size]
-                                                   for start in range(0, stop, batch_size))
+            target = size - size % batch_size if plan.drop_last else size
         else:
-            index_batches = _IndexStream(size, self.shuffle).batches(batch_size)
-        emitted = filtered = 0
-        for indices in index_batches:
-            batch = fetch(indices)
-            if steps and run_steps(batch, steps, state) is not None:
+            target = steps_per_epoch * batch_size
+        stream = _IndexStream(size, self.shuffle)
+        counted = filtered = 0
+        while counted < target:
+            take = min(batch_size, target - counted)
+            batch = fetch(stream.take(take))
+            result = run_steps(batch, steps, state) if steps else None
+            if result is not None:
+                if not result.replacement:
+                    counted += take
+                    continue
                 filtered += 1
-                if steps_per_epoch is not None and filtered * batch_size > size + batch_size:
+                if filtered * batch_size > size + batch_size:
                     raise self._too_many_filtered("batches", filtered)
                 continue
             filtered = 0
             yield batch if output_keys is None else {key: value for key, value in batch.items() if key in output_keys}
-            emitted += 1
-            if steps_per_epoch is not None and emitted >= steps_per_epoch:
-                return
+            counted += take
 
     # ------------------------------------------------------------------ per sample
     def _sample_batches(self) -> Iterator[Dict[str, Any]]:
