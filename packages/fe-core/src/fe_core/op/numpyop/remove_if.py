@@ -12,11 +12,12 @@ __all__ = ["FilteredData", "RemoveIf"]
 class FilteredData:
     """Returned by a NumpyOp's forward to tell the Pipeline to drop the current sample (or, after Batch, the batch).
 
-    Any NumpyOp may return it, not only `RemoveIf`.
+    Any NumpyOp may return it, not only `RemoveIf`. A sample of a dataset whose items are whole batches
+    (BatchDataset) takes its whole batch with it.
 
     Args:
-        replacement: Whether the epoch keeps its length by drawing another sample in place of the dropped one (True)
-            or becomes shorter (False).
+        replacement: Whether the epoch keeps its length by drawing other data in place of the dropped data (True)
+            or becomes shorter (False: the dropped data counts toward the epoch and toward `steps_per_epoch`).
     """
 
     __slots__ = ("replacement",)
@@ -30,15 +31,18 @@ class FilteredData:
 
 @fe_export("fe.op.numpyop.numpyop.RemoveIf", "fe.op.numpyop.RemoveIf")
 class RemoveIf(NumpyOp):
-    """Drop a sample from the Pipeline when `fn(*values_of_inputs)` is true.
+    """An Operator which will remove a datapoint from the pipeline if the given criterion is satisfied.
 
-    Before `Batch` it judges single samples; after `Batch` it judges (and drops) whole batches. Batches stay full
-    either way: dropped samples are replaced by the next ones.
+    Before `Batch` it judges single samples (the next samples fill the batch, so batches keep their size); after
+    `Batch` it judges, and drops, whole batches. On a dataset whose items are whole batches (BatchDataset) a sample it
+    removes takes its whole batch with it, so batch sizes stay as the dataset makes them.
 
     Args:
-        fn: Receives one positional argument per input key and returns whether to drop the sample.
-        replacement: True keeps the epoch's number of batches by drawing extra samples (data repeats only after the
-            whole epoch's data was seen); False makes the epoch shorter by the number of dropped samples.
+        fn: Receives one positional argument per input key and returns whether to drop the sample (or batch).
+        replacement: True keeps the epoch's length by drawing other data in place of what was dropped (data repeats
+            only after the whole epoch's data was seen, except for at most one batch); False makes the epoch shorter
+            by the dropped data: with `steps_per_epoch`, the epoch is steps_per_epoch x batch_size draws, the removed
+            ones among them, so fewer (or smaller last) batches come.
         inputs: Key(s) `fn` reads.
         mode: Mode(s) to run in.
         ds_id: Dataset id(s) to run on.
