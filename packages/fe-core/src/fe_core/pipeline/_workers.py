@@ -27,6 +27,7 @@ the trainer removes any left when it closes the pool.
 from __future__ import annotations
 
 import collections
+import copy
 import itertools
 import os
 import pickle
@@ -92,14 +93,14 @@ def min_worker_samples() -> int:
 
 
 # ---------------------------------------------------------------------------------------------------------- worker
-def _worker_pipeline(parts: Tuple[Any, Any, Any]) -> Any:
-    from fe_core.pipeline.pipeline import Pipeline  # pylint: disable=import-outside-toplevel
-    from fe_core.pipeline.position import PositionTracker  # pylint: disable=import-outside-toplevel
-    pipeline = object.__new__(Pipeline)
-    pipeline.data, pipeline.batch_size, pipeline.ops = parts
-    pipeline.num_process = 0
-    pipeline._position = PositionTracker()  # pylint: disable=protected-access
-    return pipeline
+def worker_copy(pipeline: Any) -> Any:
+    """A shallow copy of `pipeline` for the workers: the same datasets and ops, no pool and no open contexts."""
+    clone = copy.copy(pipeline)
+    clone.__dict__.update({name: None for name in ("_worker_pool", "_active_context") if name in clone.__dict__})
+    if "_bare_contexts" in clone.__dict__:
+        clone._bare_contexts = []  # pylint: disable=protected-access
+    clone.num_process = 0
+    return clone
 
 
 def _build_runner(pipeline: Any, spec: Dict[str, Any]) -> TaskRunner:
@@ -119,7 +120,7 @@ def _portable(error: BaseException) -> Tuple[Optional[bytes], str, str, List[str
     return (blob, type(error).__name__, str(error), list(getattr(error, "__notes__", ())), text, os.getpid())
 
 
-def _worker_main(index: int, parts: Tuple[Any, Any, Any], tasks: Any, results: Any, parent: int,
+def _worker_main(index: int, pipeline: Any, tasks: Any, results: Any, parent: int,
                  inherited: List[Any], directory: str, prefix: str) -> None:
     """A worker's loop: build each epoch's runner, compute tasks, send results; leave when told or orphaned."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the trainer stops us
@@ -128,7 +129,6 @@ def _worker_main(index: int, parts: Tuple[Any, Any, Any], tasks: Any, results: A
     cv2 = sys.modules.get("cv2")
     if cv2 is not None:
         cv2.setNumThreads(1)
-    pipeline = _worker_pipeline(parts)
     runner: Optional[TaskRunner] = None
     build_error: Optional[BaseException] = None
     sequence = itertools.count()
@@ -208,10 +208,9 @@ class WorkerPool:
         if count < 1:
             self.disabled = True
             return
-        pipeline = self.pipeline
-        parts = (pipeline.data, pipeline.batch_size, pipeline.ops)
+        pipeline = worker_copy(self.pipeline)
         if self.method != "fork":
-            problem = _unpicklable(parts)
+            problem = _unpicklable(pipeline)
             if problem is not None:
                 warnings.warn(f"Pipeline(num_process={self.requested}) runs its per-sample path in the training "
                               f"process: the worker processes (start method {self.method!r}) need to pickle the "
@@ -226,7 +225,7 @@ class WorkerPool:
                 result_read, result_write = context.Pipe(duplex=False)
                 inherited = trainer_ends + [task_write, result_read] if self.method == "fork" else []
                 process = context.Process(target=_worker_main, name=f"fe-pipeline-worker-{index}", daemon=True,
-                                          args=(index, parts, task_read, result_write, os.getpid(), inherited,
+                                          args=(index, pipeline, task_read, result_write, os.getpid(), inherited,
                                                 self.directory, self.prefix))
                 with warnings.catch_warnings():  # Python 3.12+ warns about forking a threaded process; see above
                     warnings.simplefilter("ignore", DeprecationWarning)
@@ -376,14 +375,14 @@ def _rebuild(info: Tuple[Optional[bytes], str, str, List[str], str, int], index:
     return error
 
 
-def _unpicklable(parts: Tuple[Any, Any, Any]) -> Optional[str]:
+def _unpicklable(pipeline: Any) -> Optional[str]:
     """What in the Pipeline cannot be pickled (for spawned workers), or None."""
     try:
-        pickle.dumps(parts)
+        pickle.dumps(pipeline)
         return None
     except Exception:  # pylint: disable=broad-except
         pass
-    data, batch_size, ops = parts
+    data, batch_size, ops = pipeline.data, pipeline.batch_size, pipeline.ops
     candidates: List[Tuple[str, Any]] = [(f"op {type(op).__name__} at position {position}", op)
                                          for position, op in enumerate(ops)]
     candidates += [(f"the {mode} dataset{f' {ds_id!r}' if ds_id else ''} ({type(dataset).__name__})", dataset)

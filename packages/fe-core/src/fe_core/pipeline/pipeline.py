@@ -1,11 +1,12 @@
 """`Pipeline`: the data source of training: datasets per mode, NumpyOps and batching."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import random
 import warnings
-from typing import Any, Dict, Iterable, List, Literal, Optional, Set, Tuple, Union, overload
+from typing import Any, Dict, Iterable, Iterator, List, Literal, Optional, Set, Tuple, Union, overload
 
 import numpy as np
 
@@ -170,8 +171,17 @@ class Pipeline:
         batch_size: Samples per batch: an int, a Scheduler of ints, or a dict of those per mode. None (and no Batch op)
             yields single samples. A `Batch` op's own batch_size takes precedence.
         ops: NumpyOps and Schedulers of NumpyOps.
-        num_process: Accepted for compatibility. Batches are always produced in this process: on the machines measured
-            (see tools/bench/bench_pipeline.py) worker processes did not beat the single-threaded loop.
+        num_process: How many worker processes compute the per-sample path (dataset access, per-sample ops,
+            collation and the batch ops after them) ahead of the training step, as FastEstimator documents it: None
+            uses min(CPUs, max(32, 32 x GPUs)), 0 runs everything in this process (for debugging). The workers start
+            once per `Estimator.fit` / `test` (or `with pipeline.workers():`), at the first epoch of at least 1024
+            samples (smaller epochs, warmup steps and `get_results` run in this process); batches come in order and
+            are identical for every num_process, since each batch's random draws are seeded from (the run's random
+            state, the epoch, the batch's position in the epoch). The whole-batch path (no per-sample op, a dataset
+            with `get_batch`), data-parallel runs, GeneratorDataset and datasets that redraw index maps per epoch run
+            in this process. Workers get a copy of the datasets and ops when they start (fork on Linux; elsewhere
+            they are pickled, and an unpicklable op makes the Pipeline warn and run in this process); changes the
+            training process makes to them later do not reach the workers.
 
     Raises:
         ValueError: On invalid batch sizes, ds_ids, or num_process.
@@ -214,6 +224,7 @@ class Pipeline:
         self._check_framework_sources(batch_size, ops, num_process)
         self._check_batch_ops()
         self._position = PositionTracker()
+        self._worker_pool: Any = None  # open during fit/test (see `workers`)
         self._active_context: Optional[_PipelineContext] = None  # the loader context now entered, if any
         self._bare_contexts: List[_PipelineContext] = []  # contexts entered by `with pipeline as loader`
         # What `with pipeline as loader` uses: the last `pipeline(...)` call's settings (FastEstimator's defaults first)
@@ -458,7 +469,8 @@ class Pipeline:
             for each in [plan] + list(plan.sub_plans or ()):
                 each.state["warmup"] = True
         loader = EpochLoader(plan, shuffle=mode == "train" if shuffle is None else bool(shuffle),
-                             steps_per_epoch=steps_per_epoch, tracker=self._position)
+                             steps_per_epoch=steps_per_epoch, tracker=self._position,
+                             pool=getattr(self, "_worker_pool", None))
         return _PipelineContext(self, loader, self._position)
 
     def __enter__(self) -> EpochLoader:
@@ -502,6 +514,30 @@ class Pipeline:
             return dataset
         return EpochLoader(self._plan(mode, epoch, ds_id, None), shuffle=mode == "train" if shuffle is None
                            else bool(shuffle))
+
+    @contextlib.contextmanager
+    def workers(self) -> Iterator[None]:
+        """Keep worker processes (`num_process`) for the epochs iterated inside this block; stop them at its end.
+
+        `Estimator.fit` and `test` open this block around the whole run, so workers start once per run, at the first
+        epoch that uses them. Outside such a block every epoch runs in this process.
+
+        Example:
+            >>> # with pipeline.workers():
+            >>> #     for epoch in (1, 2):
+            >>> #         with pipeline(mode="train", epoch=epoch) as loader:
+            >>> #             for batch in loader: ...
+        """
+        if getattr(self, "_worker_pool", None) is not None or self.num_process == 0:
+            yield
+            return
+        from fe_core.pipeline._workers import WorkerPool  # pylint: disable=import-outside-toplevel
+        self._worker_pool = WorkerPool(self, self.num_process)
+        try:
+            yield
+        finally:
+            pool, self._worker_pool = self._worker_pool, None
+            pool.close()
 
     # ------------------------------------------------------------------ checkpoints
     def get_state(self) -> Dict[str, Any]:
