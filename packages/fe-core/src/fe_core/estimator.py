@@ -1,6 +1,7 @@
 """`Estimator`: the training loop (`fit`: warmup, then epochs of train and eval; `test`)."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
@@ -19,7 +20,6 @@ from fe_core.trace import implemented_hooks
 from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.progress_bar import ProgressBar
 from fe_core.untrained_models import warn_models_never_updated
-from fe_core.trace.abort import abort_run
 from fe_core.export import fe_export
 from fe_core.misuse import check_ds_ids_exist, find_unavailable_input, suggest_keys, unavailable_key_message
 
@@ -133,6 +133,12 @@ class _EpochPlan:
         self.pipeline_keys = pipeline_keys
 
 
+def _pipeline_workers(pipeline: Any) -> Any:
+    """The Pipeline's worker-process block for one run (`Pipeline.workers`), or nothing for other data sources."""
+    workers = getattr(pipeline, "workers", None)
+    return workers() if callable(workers) else contextlib.nullcontext()
+
+
 @fe_export("fe.estimator.Estimator", "fe.Estimator")
 class Estimator:
     """Trains and tests a Network on a Pipeline's data, calling Traces along the way.
@@ -235,7 +241,8 @@ class Estimator:
                 self._prepare_traces(run_modes)
                 if warmup:
                     self._warmup(eager=eager)
-                self._start(run_modes, eager=eager)
+                with _pipeline_workers(self.pipeline):  # worker processes: started once per run, if used
+                    self._start(run_modes, eager=eager)
         finally:
             self._after_first_step = None
             release_freed_memory()
@@ -258,7 +265,8 @@ class Estimator:
             with _history(self.system, self.filepath):
                 self._prepare_traces({"test"})
                 self._check_ds_ids()
-                self._start({"test"}, eager=eager)
+                with _pipeline_workers(self.pipeline):
+                    self._start({"test"}, eager=eager)
         finally:
             release_freed_memory()
         return self.system.summary if self.system.summary else None
@@ -434,15 +442,8 @@ class Estimator:
                         self._run_epoch("eval", eager)
         except EarlyStop:
             pass
-        except KeyboardInterrupt:
-            abort_run(all_traces, self.system, "interrupted")
-            # one short traceback (this frame up to the user's call), not the one through the framework's internals
-            raise KeyboardInterrupt(f"fe: interrupted at step {self.system.global_step}") from None
-        except BaseException as error:
-            abort_run(all_traces, self.system, "failed", error)
-            raise
-        # Only a run that ended (or stopped early) ends its traces: no Finish line, final save or report for a failure
-        self._run_hook(all_traces, "on_end", Data(), check_stop=False)
+        finally:
+            self._run_hook(all_traces, "on_end", Data(), check_stop=False)
 
     def _run_hook(self, traces: List[Trace], hook: str, data: Data, check_stop: bool = True) -> None:
         for trace in traces:
