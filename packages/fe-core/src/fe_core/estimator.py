@@ -20,6 +20,7 @@ from fe_core.trace import implemented_hooks
 from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.progress_bar import ProgressBar
 from fe_core.untrained_models import warn_models_never_updated
+from fe_core.trace.abort import abort_run
 from fe_core.export import fe_export
 from fe_core.misuse import check_ds_ids_exist, find_unavailable_input, suggest_keys, unavailable_key_message
 
@@ -442,8 +443,15 @@ class Estimator:
                         self._run_epoch("eval", eager)
         except EarlyStop:
             pass
-        finally:
-            self._run_hook(all_traces, "on_end", Data(), check_stop=False)
+        except KeyboardInterrupt:
+            abort_run(all_traces, self.system, "interrupted")
+            # one short traceback (this frame up to the user's call), not the one through the framework's internals
+            raise KeyboardInterrupt(f"fe: interrupted at step {self.system.global_step}") from None
+        except BaseException as error:
+            abort_run(all_traces, self.system, "failed", error)
+            raise
+        # Only a run that ended (or stopped early) ends its traces: no Finish line, final save or report for a failure
+        self._run_hook(all_traces, "on_end", Data(), check_stop=False)
 
     def _run_hook(self, traces: List[Trace], hook: str, data: Data, check_stop: bool = True) -> None:
         for trace in traces:
