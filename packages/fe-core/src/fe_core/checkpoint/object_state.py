@@ -55,7 +55,10 @@ __all__ = ["get_object_state", "set_object_state", "stateful_objects", "get_obje
            "constructor_names", "declared_configuration", "get_attribute_state", "check_attribute_state",
            "set_attribute_state", "is_restorable_attribute", "LARGE_ARRAY_BYTES"]
 
-SKIPPED_ATTRIBUTES = frozenset({"system"})
+# The back reference to the System, the backend an op is built for, and the keys, modes and ds_ids that wire an op,
+# trace or slicer into the run: the script's, never a checkpoint's.
+SKIPPED_ATTRIBUTES = frozenset({"system", "framework", "device", "inputs", "outputs", "mode", "ds_id", "in_list",
+                                "out_list"})
 # A numpy array given to a constructor and larger than this is the script's input data (a dataset's samples, a lookup
 # table): it is neither copied into every checkpoint nor taken from one.
 LARGE_ARRAY_BYTES = 1 << 22
