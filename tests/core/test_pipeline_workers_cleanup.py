@@ -1,0 +1,76 @@
+"""A training process killed (SIGKILL) or interrupted (Ctrl-C) leaves no Pipeline worker and no shared memory."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from fe_core.pipeline._transport import shared_directory
+
+SCRIPT = textwrap.dedent("""
+    import time
+    import numpy as np
+    from fe_core.dataset import NumpyDataset
+    from fe_core.op.numpyop import NumpyOp
+    from fe_core.pipeline import Pipeline
+
+    class Slow(NumpyOp):
+        def forward(self, data, state):
+            time.sleep(0.002)
+            return data + 1
+
+    pipeline = Pipeline(train_data=NumpyDataset({"x": np.zeros((2000, 32, 32), np.float32)}), batch_size=32,
+                        ops=[Slow(inputs="x", outputs="x")], num_process=2)
+    with pipeline.workers():
+        with pipeline(mode="train", epoch=1) as loader:
+            iterator = iter(loader)
+            next(iterator)
+            pool = pipeline._worker_pool
+            print(pool.prefix, *pool.pids(), flush=True)
+            time.sleep(60)
+""")
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stream:
+            return stream.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to see the worker processes")
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_no_worker_process_or_shared_memory_outlives_the_trainer(how):
+    env = dict(os.environ, FE_PIPELINE_MIN_WORKER_SAMPLES="0", OMP_NUM_THREADS="1")
+    trainer = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env)
+    workers = []
+    try:
+        line = trainer.stdout.readline().split()
+        assert line, trainer.stderr.read()
+        prefix, workers = line[0], [int(pid) for pid in line[1:]]
+        assert len(workers) == 2 and all(_running(pid) for pid in workers)
+        time.sleep(0.3)  # the workers have batches in flight, in shared memory
+        trainer.send_signal(how)
+        trainer.wait(timeout=20)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (any(_running(pid) for pid in workers) or
+                                               any(name.startswith(prefix) for name in os.listdir(shared_directory()))):
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _running(pid)]
+        assert not [name for name in os.listdir(shared_directory()) if name.startswith(prefix)]
+    finally:
+        for pid in [trainer.pid] + workers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        trainer.wait(timeout=10)
+        trainer.stdout.close()
+        trainer.stderr.close()
