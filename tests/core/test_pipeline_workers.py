@@ -290,3 +290,30 @@ def _alive(pid: int) -> bool:
             return stream.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_image_decoding_runs_in_the_workers_with_the_in_process_result(tmp_path):
+    import cv2
+    from fe_core.op.numpyop.univariate import Minmax, ReadImage
+    rng = np.random.default_rng(3)
+    paths = []
+    for index in range(24):
+        path = str(tmp_path / f"{index}.{'png' if index % 2 else 'jpg'}")
+        cv2.imwrite(path, rng.integers(0, 255, (6, 5, 3), dtype=np.uint8))
+        paths.append(path)
+
+    def build(num_process):
+        return Pipeline(train_data=NumpyDataset({"x": np.array(paths), "y": np.arange(24)}), batch_size=5,
+                        ops=[ReadImage(inputs="x", outputs="x"), Minmax(inputs="x", outputs="x")],
+                        num_process=num_process)
+
+    np.random.seed(1)
+    expected = run_epochs(build(0))
+    np.random.seed(1)
+    pipeline = build(2)
+    pids = []
+    with pipeline.workers():
+        got = run_epochs(pipeline)
+        pids = pipeline._worker_pool.pids()
+    assert same(expected, got) and expected[0]["x"].shape == (5, 6, 5, 3)
+    assert len(pids) == 2  # decoding file after file is worth the workers even with no per-sample op

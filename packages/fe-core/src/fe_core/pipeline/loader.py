@@ -189,7 +189,7 @@ class EpochLoader:
         if getattr(plan.dataset, "fe_batched", False):
             batches = self._prebatched_batches()
         elif (plan.batch_size is not None and not plan.sample_ops and plan.default_collation
-                and callable(getattr(plan.dataset, "get_batch", None))):
+                and callable(getattr(plan.dataset, "get_batch", None)) and not self._batch_ops_to_workers()):
             batches = self._whole_batches()
         else:
             batches = self._sample_batches()
@@ -295,6 +295,17 @@ class EpochLoader:
             yield from assemble(plan, results, runner, redo, self.steps_per_epoch, aligned)
         finally:
             results.close()  # type: ignore[attr-defined]
+
+    def _batch_ops_to_workers(self) -> bool:
+        """Whether an epoch that could take whole batches in this process should rather run in the worker processes:
+        when a batch op works item by item (`batch_vectorised = False`, as ReadImage decoding file after file) and the
+        workers will take the epoch."""
+        plan = self.plan
+        if self.pool is None or all(getattr(op, "batch_vectorised", True) for op in plan.batch_ops):
+            return False
+        size = len(plan.dataset)
+        estimated = size if self.steps_per_epoch is None else self.steps_per_epoch * (plan.batch_size or 1)
+        return self._workers_can_run() and self.pool.wanted(self, estimated)
 
     def _workers_can_run(self) -> bool:
         """Whether worker processes can compute this epoch: samples addressed by index, no per-epoch index maps."""

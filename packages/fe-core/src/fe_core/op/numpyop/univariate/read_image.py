@@ -57,6 +57,7 @@ class ReadImage(UnivariateOp):
 
     # With the Batch's default stacking, reading a batch's images in one call gives exactly the per-sample result.
     batch_capable = True
+    batch_vectorised = False  # but it decodes file after file: the Pipeline's worker processes should run it
 
     def transform_sample(self, value: Any) -> np.ndarray:
         cv2 = self._cv2
