@@ -143,6 +143,28 @@ def _checked_forward(op: Any, forward: Callable[[Any, Dict[str, Any]], Any],
     return checked
 
 
+def explain_with_warmup_checks(op: Any, store: Mapping[str, Any], state: Dict[str, Any], error: BaseException) -> None:
+    """An op failed outside warmup: run the checks warmup runs on its inputs (e.g. cross entropy's label range), and
+    raise the named error they give, chained to `error`, so a bad batch late in training reads as in warmup.
+    Returns when no check applies or they all pass."""
+    checks = []
+    op_check = getattr(op, "fe_check_inputs", None)
+    if callable(op_check):
+        checks.append(op_check)
+    kernel_check = getattr(getattr(op, "_kernel", None), "fe_check", None)
+    if callable(kernel_check):
+        checks.append(functools.partial(kernel_check, op))
+    if not checks or any(key not in store for key in op.inputs):
+        return
+    data = [store[key] for key in op.inputs] if op.in_list else store[op.inputs[0]] if op.inputs else None
+    try:
+        for check in checks:
+            check(data, state)
+    except Exception as named:  # pylint: disable=broad-except
+        if is_described(named):
+            raise named from error
+
+
 @fe_export("fe.network.BaseNetwork")
 class BaseNetwork:
     """The framework-free part of a Network: key resolution, op execution, slicing and postprocessing.
@@ -442,6 +464,8 @@ class BaseNetwork:
         except Exception as error:  # costs nothing until an op fails
             if op is None or is_described(error):
                 raise
+            if not state.get("warmup"):
+                explain_with_warmup_checks(op, store, state, error)  # e.g. a label out of range in a later batch
             key = error.args[0] if isinstance(error, KeyError) and error.args else None
             if isinstance(key, str) and key in op.inputs and key not in store:
                 raise described(KeyError(self._unavailable_key(op, key, store))) from None

@@ -159,8 +159,9 @@ class CrossEntropy(LossOp):
         message = (f"CrossEntropy (inputs {self.inputs}) got label {bad} in {self.true_key!r} "
                    f"({describe_value(y_true)}, labels {low}..{high}) for {classes} classes ({self.pred_key!r} "
                    f"{describe_value(y_pred)}) in {where(state)}: sparse labels must lie in 0..{classes - 1}")
-        if low >= 1 and high == classes:
-            message += (f". The labels seem to count from 1: subtract 1 in the Pipeline, or give the model "
+        if low >= 1 and high == classes:  # one batch cannot tell labels counting from 1 from one stray label
+            message += (f". If the labels count from 1 (no label 0 anywhere in the data), subtract 1 in the "
+                        f"Pipeline; if label {high} should not be there, fix the data; or give the model "
                         f"{classes + 1} outputs")
         elif high >= classes:
             message += f", so the model needs at least {high + 1} outputs or the labels need re-encoding"
