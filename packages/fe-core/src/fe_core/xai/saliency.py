@@ -34,8 +34,8 @@ def to_greyscale_mask(gradients: np.ndarray, channel_axis: int, percentile: floa
     then per sample scaled from its minimum to its `percentile`-th percentile and clipped.
 
     Example:
-        >>> to_greyscale_mask(np.array([[[1.0, -3.0], [0.0, 2.0]]]), channel_axis=-1, percentile=100).tolist()
-        [[1.0, 1.0]]
+        >>> to_greyscale_mask(np.array([[[[1.0, -3.0], [0.0, 2.0]]]]), channel_axis=-1, percentile=100).tolist()
+        [[[1.0, 0.0]]]
     """
     grads = np.abs(np.asarray(gradients, dtype=np.float64))
     if grads.ndim == 4:
