@@ -21,7 +21,7 @@ import tensorflow as tf
 
 __all__ = ["keras", "layers", "ops", "KERAS2", "KERAS_PACKAGE", "model_types", "variable_types", "optimizer_types", "dtype_policy",
            "set_dtype_policy", "compute_dtype", "optimizer_variables", "build_optimizer", "variable_path",
-           "keras3_model_under_keras2"]
+           "keras3_model_under_keras2", "KERAS2_HINT", "keras2_hint", "add_keras2_hint"]
 
 
 def _resolve() -> Tuple[Any, str]:
@@ -141,3 +141,53 @@ def variable_path(variable: Any) -> str:
     """A variable's path (Keras 3) or name (tf-keras, tf.Variable)."""
     path: Optional[str] = getattr(variable, "path", None)
     return str(path if path is not None else variable.name)
+
+
+#: The line fe adds to an error Keras 3 raises for Keras 2 model code.
+KERAS2_HINT = ("fe: this looks like Keras 2 model code (tf.keras of TensorFlow <= 2.15), which Keras 3 rejects; it runs "
+               "unchanged on tf-keras: pip install 'fe[tf-keras2]' (or 'fe-tf[keras2]') and set TF_USE_LEGACY_KERAS=1 "
+               "before TensorFlow is imported")
+
+# What Keras 3 says about Keras 2 idioms: Keras 2 layer arguments (batch_input_shape, ...), TensorFlow functions on
+# symbolic tensors of a functional model, Variable.get_shape(), add_weight(shape=<int>), a Python value passed
+# positionally to a layer's call, Sequential layers taking two inputs, tf.keras.optimizers.legacy.
+_KERAS3_REJECTIONS = (
+    "Unrecognized keyword arguments passed to",
+    "A KerasTensor cannot be used as input to a TensorFlow function",
+    "object has no attribute 'get_shape'",
+    "to a shape.",
+    "Only input tensors may be passed as positional arguments",
+    "can only have a single required positional argument",
+    "`keras.optimizers.legacy` is not supported in Keras 3",
+)
+
+
+def keras2_hint(error: BaseException) -> Optional[str]:
+    """`KERAS2_HINT` when `error` (or an error it was raised from) is Keras 3 rejecting a Keras 2 idiom and fe-tf
+    runs on Keras 3; else None."""
+    if KERAS2:
+        return None
+    seen = set()
+    current: Optional[BaseException] = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        message = str(current)
+        if KERAS2_HINT in message:
+            return None  # already said
+        if any(pattern in message for pattern in _KERAS3_REJECTIONS):
+            return KERAS2_HINT
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def add_keras2_hint(error: BaseException) -> None:
+    """Append `KERAS2_HINT` as one more line of `error`'s message, in place, when `keras2_hint` applies."""
+    hint = keras2_hint(error)
+    if hint is None:
+        return
+    if error.args and isinstance(error.args[0], str):
+        error.args = (f"{error.args[0]}\n{hint}",) + tuple(error.args[1:])
+        if isinstance(getattr(error, "msg", None), str):  # ImportError's message is its `msg`
+            error.msg = f"{error.msg}\n{hint}"  # type: ignore[attr-defined]
+    if hint not in str(error) and hasattr(error, "add_note"):
+        error.add_note(hint)

@@ -29,7 +29,8 @@ from typing import Any, Dict, Iterator, List
 import numpy as np
 from fe_core.checkpoint.hashed_file import write_hashed_file
 
-from fe_tf._keras import optimizer_variables, variable_path
+from fe_tf._keras import KERAS2, optimizer_variables, variable_path
+from fe_tf.model_building import build_optimizers_of
 from fe_tf.optimizers import scheduled_optimizers
 
 __all__ = ["weights_file", "optimizer_file", "save_model", "load_model", "load_weights"]
@@ -72,8 +73,23 @@ def _optimizers_detached(model: Any) -> Iterator[None]:
             setattr(model, name, value)
 
 
+def _keras3_weights_under_h5_name(path: str) -> bool:
+    """Whether `path` is a `.h5` file (not `.weights.h5`) holding Keras 3's weights format, as fe's model savers write
+    under FastEstimator's `<name>.h5` names; Keras 3 would read such a name as the legacy format."""
+    if KERAS2 or not path.endswith((".h5", ".hdf5")) or path.endswith(".weights.h5"):
+        return False
+    import h5py  # pylint: disable=import-outside-toplevel  (a Keras dependency)
+    try:
+        with h5py.File(path, "r") as file:
+            return "layer_names" not in file.attrs and "model_weights" not in file and ("vars" in file or
+                                                                                       "layers" in file)
+    except OSError:
+        return False
+
+
 def load_weights(model: Any, path: str) -> None:
-    """Load weights into `model` from a Keras file (`.weights.h5`, `.keras`, or a legacy `.h5`).
+    """Load weights into `model` from a Keras file (`.weights.h5`, `.keras`, a legacy `.h5`, or a `.h5` in Keras 3's
+    weights format, as ModelSaver and BestModelSaver write under FastEstimator's names).
 
     Raises:
         FileNotFoundError: If `path` does not exist (the message names the model).
@@ -81,6 +97,19 @@ def load_weights(model: Any, path: str) -> None:
     path = os.path.abspath(os.path.expanduser(str(path)))
     if not os.path.exists(path):
         raise FileNotFoundError(f"Weights file {path!r} for model {_model_name(model)!r} does not exist")
+    if _keras3_weights_under_h5_name(path):
+        directory = tempfile.mkdtemp(prefix="fe-weights-")
+        alias = os.path.join(directory, weights_file("model"))  # the name Keras 3 reads this format under
+        try:
+            try:
+                os.link(path, alias)
+            except OSError:
+                shutil.copyfile(path, alias)
+            with _optimizers_detached(model):
+                model.load_weights(alias)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        return
     with _optimizers_detached(model):
         model.load_weights(path)
 
@@ -179,6 +208,7 @@ def load_model(model: Any, load_dir: str, load_optimizer: bool) -> None:
     path = os.path.join(load_dir, optimizer_file(name))
     if not os.path.exists(path):
         raise FileNotFoundError(f"Optimizer state file {path!r} for model {name!r} does not exist")
+    build_optimizers_of(model)  # a model whose weights came after fe.build: its optimizer state exists from now on
     optimizers = scheduled_optimizers(getattr(model, "optimizer", None))
     with np.load(path, allow_pickle=False) as saved:
         count = int(saved["count"])

@@ -28,7 +28,8 @@ import tensorflow as tf
 from fe_core.framework import Backend, StateReducer
 from fe_core.schedule import Scheduler
 from fe_tf import checkpoint
-from fe_tf._keras import KERAS2, KERAS_PACKAGE, keras, keras3_model_under_keras2, model_types, variable_types
+from fe_tf._keras import (KERAS2, KERAS_PACKAGE, add_keras2_hint, keras, keras3_model_under_keras2, model_types,
+                          variable_types)
 from fe_tf.distribute import (MIRRORED_STRATEGY_REDUCER, active_data_parallel_strategy, ensure_multi_gpu_strategy,
                               ensure_multi_worker_strategy)
 from fe_tf.kernels import TFKernels, prepare_accumulators
@@ -105,11 +106,16 @@ class TFBackend(TFKernels, Backend):
     def build_scope(self, mixed_precision: bool) -> Iterator[None]:
         """The dtype policy (`mixed_float16` or `float32`) while `model_fn` runs; on a multi-GPU machine a global
         MirroredStrategy is set first (as FastEstimator does), so models are built with mirrored variables; with
-        TF_CONFIG naming several workers, a MultiWorkerMirroredStrategy (see `fe_tf.distribute`)."""
+        TF_CONFIG naming several workers, a MultiWorkerMirroredStrategy (see `fe_tf.distribute`). An error Keras 3 raises
+        for Keras 2 model code gets one more line naming the tf-keras route (`fe_tf._keras.KERAS2_HINT`)."""
         ensure_multi_worker_strategy()  # before anything that starts TensorFlow's context
         ensure_multi_gpu_strategy()
         with precision_policy(mixed_precision):
-            yield
+            try:
+                yield
+            except Exception as error:  # raised by model_fn
+                add_keras2_hint(error)
+                raise
 
     def compile_model(self, model: Any, optimizer_fn: Any, weights_path: Optional[str], model_name: str,
                       mixed_precision: bool) -> Any:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Tuple
 import numpy as np
 
 from fe_core.schedule import EpochScheduler, RepeatScheduler, Scheduler
-from fe_tf._keras import build_optimizer, keras, optimizer_types
+from fe_tf._keras import add_keras2_hint, build_optimizer, keras, optimizer_types
 from fe_tf.precision import is_loss_scaled, wrap_loss_scaling
 
 __all__ = ["OPTIMIZERS", "make_optimizer", "build_optimizers", "scheduled_optimizers", "get_learning_rate",
@@ -69,6 +69,9 @@ def make_optimizer(optimizer_fn: Any, model: Any, mixed_precision: bool, model_n
         except TypeError as error:
             raise TypeError(f"optimizer_fn of TensorFlow model {model_name!r} must be callable without arguments "
                             f"(torch-style functions take the parameters; this one raised: {error})") from error
+        except Exception as error:  # e.g. tf.keras.optimizers.legacy under Keras 3: name the tf-keras route
+            add_keras2_hint(error)
+            raise
         if not isinstance(optimizer, optimizer_types()):
             raise TypeError(f"optimizer_fn of model {model_name!r} must return a Keras optimizer, got "
                             f"{type(optimizer).__module__}.{type(optimizer).__qualname__}")
@@ -77,7 +80,8 @@ def make_optimizer(optimizer_fn: Any, model: Any, mixed_precision: bool, model_n
                         f"None or a Scheduler of those, got {type(optimizer_fn).__name__}")
     if mixed_precision:
         optimizer = wrap_loss_scaling(optimizer)
-    build_optimizer(optimizer, model.trainable_variables)
+    if getattr(model, "built", True):  # a model without weights yet gets its optimizer built with them (TFNetwork)
+        build_optimizer(optimizer, model.trainable_variables)
     return optimizer
 
 

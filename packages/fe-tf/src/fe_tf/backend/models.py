@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any, Callable, Iterator, List, Optional, Sequence
+import weakref
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -26,9 +27,44 @@ def _as_input(value: Any) -> Any:
 
 
 def feed_forward(model: Any, x: Sequence[Any], training: bool) -> Any:
-    """The TensorFlow case of `fe.backend.feed_forward`."""
+    """The TensorFlow case of `fe.backend.feed_forward`.
+
+    Inside a traced function the model is called as is. Called eagerly (a trace running a model per batch), a built
+    Keras model runs through a `tf.function` cached per model and `training` flag: an eager Keras 3 call runs every
+    layer's Python code and costs several times the traced call. Its shapes relax on the second batch shape
+    (`reduce_retracing`), so batches of varying size retrace at most once or twice. A model that cannot be traced
+    (or is not built yet) is called eagerly.
+    """
     inputs = [_as_input(value) for value in x]
-    return model(inputs[0] if len(inputs) == 1 else inputs, training=training)
+    data = inputs[0] if len(inputs) == 1 else inputs
+    if tf.executing_eagerly() and getattr(model, "built", False):
+        forward = _traced_forward(model, training)
+        if forward is not None:
+            try:
+                return forward(data)
+            except (TypeError, ValueError, NotImplementedError):
+                result = model(data, training=training)  # the user's own error, if it is one, raises here
+                _FORWARDS[id(model)] = (weakref.ref(model), None, None)  # not traceable: eager from now on
+                return result
+    return model(data, training=training)
+
+
+# id(model) -> (weak reference to the model, its traced forward for training=False, for training=True)
+_FORWARDS: Dict[int, Tuple[Any, Any, Any]] = {}
+
+
+def _traced_forward(model: Any, training: bool) -> Optional[Callable[[Any], Any]]:
+    """The cached `tf.function` running `model(x, training=training)` (None: the model runs eagerly)."""
+    entry = _FORWARDS.get(id(model))
+    if entry is None or entry[0]() is not model:
+        for key in [key for key, (ref, _, _) in _FORWARDS.items() if ref() is None]:
+            del _FORWARDS[key]
+        reference = weakref.ref(model)  # the functions must not keep the model alive
+        entry = (reference,
+                 tf.function(lambda data: reference()(data, training=False), reduce_retracing=True),
+                 tf.function(lambda data: reference()(data, training=True), reduce_retracing=True))
+        _FORWARDS[id(model)] = entry
+    return entry[2] if training else entry[1]
 
 
 def _current_optimizer(model: Any, action: str) -> Any:
