@@ -306,3 +306,9 @@ def test_batch_op_filters_behave_alike_with_per_sample_ops():
         assert [batch["y"].tolist() for batch in loader] == [[0, 1, 2, 3], [8, 9]]
     with pipeline(mode="train", shuffle=False, steps_per_epoch=3) as loader:
         assert [batch["y"].tolist() for batch in loader] == [[0, 1, 2, 3], [8, 9, 0, 1]]
+
+
+def test_get_loader_takes_fastestimators_positional_order():
+    pipeline = Pipeline(train_data=ids(6), batch_size=6)
+    loader = pipeline.get_loader("train", 1, False)  # (mode, epoch, shuffle) as in FastEstimator
+    assert [batch["y"].tolist() for batch in loader] == [[0, 1, 2, 3, 4, 5]]

@@ -490,15 +490,15 @@ class Pipeline:
         if self._bare_contexts:
             self._bare_contexts.pop().__exit__(*exc_info)
 
-    def get_loader(self, mode: str = "train", epoch: int = 1, ds_id: str = "", shuffle: Optional[bool] = None) -> Any:
+    def get_loader(self, mode: str = "train", epoch: int = 1, shuffle: Optional[bool] = None, ds_id: str = "") -> Any:
         """The data loader of `mode` at `epoch`: a framework loader given as data (a torch DataLoader, a
         tf.data.Dataset) is returned unchanged, as in FastEstimator; an fe dataset gives an iterable of batches.
 
         Args:
             mode: 'train', 'eval' or 'test'.
             epoch: The epoch (from 1), for Schedulers.
-            ds_id: The dataset id ('' for a plain dataset).
             shuffle: Whether to shuffle an fe dataset; None shuffles in 'train' mode only.
+            ds_id: The dataset id ('' for a plain dataset).
 
         Returns:
             The user's own loader, or an iterable of batches (dicts of numpy arrays); None when a Scheduler switched
