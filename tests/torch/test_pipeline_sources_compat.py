@@ -56,3 +56,22 @@ def test_with_an_fe_dataset_beside_the_dataloader_they_only_warn() -> None:
         pipeline = Pipeline(train_data=dataset, eval_data=_loader(), batch_size=2)
     assert [len(batch["y"]) for batch in pipeline.get_results(mode="train", num_steps=2)] == [2, 2]
     assert pipeline.get_loader("eval") is pipeline.data["eval"][""]
+
+
+def test_a_torch_dataset_of_sample_lists_is_batched_per_item_without_shifting_torch_random() -> None:
+    class Pairs(Dataset):
+        def __len__(self) -> int:
+            return 3
+
+        def __getitem__(self, index: int):
+            noise = torch.rand(1)  # a dataset drawing from torch's generator
+            return [{"x": np.full(2, index, dtype=np.float32) + 0 * noise.numpy(), "y": index},
+                    {"x": np.full(2, index + 10, dtype=np.float32), "y": index + 10}]
+
+    torch.manual_seed(0)
+    expected = torch.rand(1)
+    torch.manual_seed(0)
+    pipeline = Pipeline(train_data=Pairs())
+    with pipeline(mode="train", shuffle=False) as loader:
+        assert torch.equal(torch.rand(1), expected)  # looking at the first item drew nothing from torch's stream
+        assert [batch["y"].tolist() for batch in loader] == [[0, 10], [1, 11], [2, 12]]

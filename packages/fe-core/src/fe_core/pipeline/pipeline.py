@@ -111,14 +111,18 @@ class _BatchedItems:
 
 
 def _peek(dataset: Any) -> Any:
-    """`dataset[0]`, leaving numpy's and python's random states as they were (a peek never shifts the run's random
-    stream)."""
+    """`dataset[0]`, leaving numpy's, python's and the loaded frameworks' random states as they were (a peek never
+    shifts the run's random stream)."""
     numpy_state, python_state = np.random.get_state(), random.getstate()
+    framework_states = [(backend, backend.get_rng_state()) for backend in framework_backends()]
     try:
         return dataset[0]
     finally:
         np.random.set_state(numpy_state)
         random.setstate(python_state)
+        for backend, state in framework_states:
+            if state is not None:
+                backend.set_rng_state(state)
 
 
 def _items_are_batches(dataset: Any) -> bool:
