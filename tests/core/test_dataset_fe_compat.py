@@ -145,3 +145,12 @@ def test_csv_errors_have_fastestimators_types(csv_file):
     with pytest.raises(IndexError):
         ds[10]
     assert len(CSVDataset(csv_file, include_if={"mode": "test"})) == 0  # nothing matches: an empty dataset
+
+
+def test_interleave_split_stratifies_only_the_datasets_with_the_key():
+    labelled = NumpyDataset({"x": np.arange(20), "y": np.arange(20) % 2})
+    unlabelled = NumpyDataset({"x": np.arange(100, 120)})
+    ds = InterleaveDataset([labelled, unlabelled])
+    part = ds.split(0.5, seed=1, stratify="y")
+    assert len(part.datasets[0]) == 10 and len(part.datasets[1]) == 10
+    assert sorted(part.datasets[0]["y"]).count(0) == 5

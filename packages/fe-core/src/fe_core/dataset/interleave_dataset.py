@@ -206,12 +206,16 @@ class InterleaveDataset(FEDataset):
               stratify: Optional[str] = None) -> Union["InterleaveDataset", List["InterleaveDataset"]]:
         """Split every dataset with the same arguments; one InterleaveDataset (same names and pattern) per fraction.
 
+        `stratify` applies to the datasets that have that key; the others split without it.
+
         Raises:
             NotImplementedError: If the user created this dataset using one or more non-FEDataset inputs.
         """
         if not all(isinstance(dataset, FEDataset) for dataset in self.datasets):
             raise NotImplementedError("InterleaveDataset.split needs every input dataset to be an FEDataset")
-        parts = [dataset.split(*fractions, seed=seed, stratify=stratify) for dataset in self.datasets]
+        parts = [dataset.split(*fractions, seed=seed,  # stratified only where the dataset has the key, as in FE
+                               stratify=stratify if stratify in _keys_of(dataset) else None)
+                 for dataset in self.datasets]
         parts = [part if isinstance(part, list) else [part] for part in parts]
         children = []
         for index in range(len(parts[0])):
