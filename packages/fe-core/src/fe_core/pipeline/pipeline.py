@@ -161,8 +161,14 @@ class Pipeline:
     Data for a mode may be a dataset, a `{ds_id: dataset}` dict, or a Scheduler of datasets (also as dict values). A
     dataset is any object with `__len__` and `__getitem__(i)` returning a dict of the sample's values; a
     `NumpyDataset` (or any dataset with `get_batch(indices)`) is also fetched whole batches at a time when no op has to
-    run per sample. A framework loader (a torch DataLoader, a tf.data.Dataset, recognised by a loaded backend) is
-    iterated as is: it is already batched and the Pipeline's ops and batch size are NOT applied to it.
+    run per sample. A dataset whose items are lists of sample dicts (BatchDataset, or a user's) gives one batch per
+    item. A framework loader (a torch DataLoader, a tf.data.Dataset, recognised by a loaded backend) is iterated as
+    is: it is already batched, so `batch_size`, `ops` and `num_process` are refused when every source is one (and
+    warned about, applying to the fe datasets only, when some are), as in FastEstimator; `get_loader` returns it
+    unchanged.
+
+    `with pipeline(mode=..., epoch=...) as loader:` gives one epoch's batches; `with pipeline as loader:` the last
+    call's settings (mode 'train', epoch 1 at first). One loader at a time: nesting contexts raises ValueError.
 
     Ops before a `Batch` op run on single samples, ops after it on whole batches. The batch-capable ops right before
     `Batch` (ExpandDims, Minmax, Normalize, ...) run once per batch instead of once per sample, with identical results,
@@ -189,6 +195,8 @@ class Pipeline:
 
     Raises:
         ValueError: On invalid batch sizes, ds_ids, or num_process.
+        PipelineConfigError: (a ValueError and an AssertionError, as FastEstimator raises) If two Batch ops apply to
+            one mode, epoch and ds_id, or batch_size / ops / num_process come with only framework loaders.
         TypeError: If an op is not a NumpyOp, or data is not a dataset.
 
     Example:
