@@ -134,3 +134,10 @@ def test_keys_no_slicer_unslices_pass_through_or_drop_with_one_warning() -> None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         network.transform(data(), mode="eval")  # warned once
+
+
+def test_get_results_tensors_never_share_the_datasets_memory() -> None:
+    x = np.zeros((4, 3), dtype=np.float32)
+    batch = Pipeline(train_data=NumpyDataset({"x": x})).get_results()  # no batch size: single samples (views)
+    batch["x"] += 1
+    assert not x.any()

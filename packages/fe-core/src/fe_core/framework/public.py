@@ -78,7 +78,8 @@ def _is_numeric_array(value: Any) -> bool:
 def to_public(data: Any, backend: Optional[Backend]) -> Any:
     """Convert the numeric numpy arrays and numpy scalars in (nested dicts, lists, tuples of) `data` to `backend`'s
     tensors on the host. Strings, object arrays, python values and tensors are left as they are. With no backend,
-    `data` is returned unchanged.
+    `data` is returned unchanged. Arrays that are views of other memory are copied first, so the tensors never share
+    a dataset's memory.
 
     Args:
         data: A batch (dict) or a nested collection of values.
@@ -94,8 +95,8 @@ def to_public(data: Any, backend: Optional[Backend]) -> Any:
 
 def _convert(data: Any, convert: Callable[[Any], Any]) -> Any:
     if _is_numeric_array(data):
-        if not data.flags.writeable:
-            data = data.copy()
+        if not data.flags.writeable or not data.flags.owndata:
+            data = data.copy()  # a view may be a dataset's own memory: a user's in-place edit must not reach it
         return convert(data)
     if isinstance(data, np.generic) and np.asarray(data).dtype.kind in _NUMERIC_KINDS:
         return convert(np.asarray(data))
