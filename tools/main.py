@@ -4,7 +4,7 @@
 In `.venvs/main` (fe-core, fe-torch and fe with its `examples` extra: only what the torch example needs, no
 TensorFlow; created or reused through tools/test.py's helpers), it runs
 
-    python -m fe.cli train fe.examples.digits_torch_cnn --epochs 8
+    python -m fe.cli train fe.examples.digits_torch_cnn --epochs 8 --then_test
 
 i.e. `fe train` on the PyTorch example: LeNet on scikit-learn's bundled 8x8 digits (upscaled to 28x28; no download),
 trained with Accuracy and BestModelSaver traces, then tested with the best weights. The run's console log is saved,
@@ -73,8 +73,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     log_path = out_dir / "digits_torch_cnn.txt"
 
     cmd = [str(python), "-m", "fe.cli", "train", EXAMPLE, "--epochs", str(args.epochs), "--save_dir",
-           str(out_dir / "models")]
-    print(f"[main] fe train {EXAMPLE} --epochs {args.epochs}", flush=True)
+           str(out_dir / "models"), "--then_test"]  # fe train only fits unless asked to test as well
+    print(f"[main] fe train {EXAMPLE} --epochs {args.epochs} --then_test", flush=True)
     start = time.perf_counter()
     code = _run_and_log(cmd, log_path, env)
     elapsed = time.perf_counter() - start

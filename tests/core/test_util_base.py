@@ -171,8 +171,9 @@ def test_cli_parsing():
         {"epochs": 5, "test": "this", "lr": 0.74}
     assert parse_cli_to_dictionary(["--shape", "[28,", "28]", "--flag"]) == {"shape": [28, 28], "flag": ""}
     assert parse_cli_to_dictionary(None) == {}
-    with pytest.raises(ValueError, match="before any"):
-        parse_cli_to_dictionary(["5"])
+    # a value before any key belongs to no key: FastEstimator leaves it out
+    assert parse_cli_to_dictionary(["5"]) == {}
+    assert parse_cli_to_dictionary(["stray", "--epochs", "2"]) == {"epochs": 2}
 
 
 def test_save_action():

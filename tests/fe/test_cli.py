@@ -72,8 +72,9 @@ def test_main_returns_2_and_prints_one_line_for_usage_errors(capsys, tmp_path):
 
 
 # ---------------------------------------------------------------- fe train / fe test (subprocess)
-def test_fe_train_fits_then_tests_an_example_script(tmp_path):
-    result = run_fe(["train", str(EXAMPLE), *QUICK, "--batch_size", "16", "--save_dir", str(tmp_path)])
+def test_fe_train_with_then_test_fits_then_tests_an_example_script(tmp_path):
+    result = run_fe(["train", str(EXAMPLE), *QUICK, "--batch_size", "16", "--save_dir", str(tmp_path),
+                     "--then_test"])
     assert result.returncode == 0, result.stdout + result.stderr
     assert "FastEstimator-Start: step: 1;" in result.stdout
     assert "FastEstimator-Train: step: 8; epoch: 1;" in result.stdout
@@ -87,15 +88,15 @@ def test_fe_train_takes_a_module_name_and_a_hyperparameters_file(tmp_path):
     hyperparameters.write_text(json.dumps({"epochs": 3, "train_steps_per_epoch": 4, "eval_steps_per_epoch": 1,
                                            "save_dir": str(tmp_path / "models")}))
     result = run_fe(["train", "fe.examples.digits_torch_mlp", "--hyperparameters", str(hyperparameters),
-                     "--epochs", "1", "--no_test"])  # the command line wins over the file
+                     "--epochs", "1"])  # the command line wins over the file
     assert result.returncode == 0, result.stdout + result.stderr
     assert "FastEstimator-Train: step: 4; epoch: 1;" in result.stdout
     assert "epoch: 2" not in result.stdout
-    assert "FastEstimator-Test" not in result.stdout
+    assert "FastEstimator-Test" not in result.stdout  # fe train only fits, as FastEstimator's train command does
 
 
 def test_fe_test_only_tests_and_reproduces_saved_weights(tmp_path):
-    trained = run_fe(["train", str(EXAMPLE), *QUICK, "--save_dir", str(tmp_path)])
+    trained = run_fe(["train", str(EXAMPLE), *QUICK, "--save_dir", str(tmp_path), "--then_test"])
     assert trained.returncode == 0, trained.stderr
     test_line = [line for line in trained.stdout.splitlines() if line.startswith("FastEstimator-Test")][0]
     tested = run_fe(["test", str(EXAMPLE), "--weights_path", str(tmp_path / "model_best_accuracy.pt"),

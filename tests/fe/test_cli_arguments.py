@@ -121,8 +121,9 @@ def test_values_are_converted_to_what_the_parameters_declare():
     raw = {"epochs": "3", "lr": "1", "name": "007", "tag": "None", "sizes": ["1", "2"], "anything": "x",
            "strict": "true"}
     converted = convert_arguments(get_estimator, arguments, raw, "get_estimator()")
-    # text parameters get the text as typed; ints pass for floats; untyped None default accepts anything
-    assert converted == {"epochs": 3, "lr": 1, "name": "007", "tag": "None", "sizes": [1, 2], "anything": "x",
+    # text parameters get the text as typed, but None stays None (as FastEstimator passes it); ints pass for floats;
+    # untyped None default accepts anything
+    assert converted == {"epochs": 3, "lr": 1, "name": "007", "tag": None, "sizes": [1, 2], "anything": "x",
                          "strict": True}
     with pytest.raises(CLIError, match=r"argument --strict: expected bool, got '1'"):
         convert_arguments(get_estimator, {"strict": 1}, {"strict": "1"}, "get_estimator()")

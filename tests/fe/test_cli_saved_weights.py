@@ -32,7 +32,7 @@ test_accuracy.__test__ = False  # a helper, not a test
 
 def test_fe_test_after_fe_train_tests_the_trained_model(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    code, trained, _ = run_cli(["train", EXAMPLE, *TINY], capsys)
+    code, trained, _ = run_cli(["train", EXAMPLE, *TINY, "--then_test"], capsys)
     assert code == 0
     saved = tmp_path / "fe_runs" / "digits_torch_mlp" / "model_best_accuracy.pt"
     assert saved.is_file()  # the documented default save_dir, under the working directory
@@ -92,7 +92,7 @@ SCRIPT = textwrap.dedent('''
 def test_fe_test_loads_the_newest_model_saver_file(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "periodic.py").write_text(SCRIPT)
-    assert run_cli(["train", "periodic.py", "--no_test"], capsys)[0] == 0
+    assert run_cli(["train", "periodic.py"], capsys)[0] == 0
     assert sorted(path.name for path in (tmp_path / "checkpoints").iterdir()) == ["model_epoch_1.pt",
                                                                                    "model_epoch_2.pt"]
     code, tested, errors = run_cli(["test", "periodic.py"], capsys)

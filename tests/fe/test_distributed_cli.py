@@ -22,7 +22,7 @@ def test_fe_train_under_torchrun_trains_and_tests_once(tmp_path):
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
         env.pop(name, None)
     command = [str(TORCHRUN), "--nproc_per_node", "2", "--master_addr", "127.0.0.1", "--master_port", str(port),
-               "-m", "fe.cli", "train", "fe.examples.digits_torch_mlp", "--epochs", "1"]
+               "-m", "fe.cli", "train", "fe.examples.digits_torch_mlp", "--epochs", "1", "--then_test"]
     process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, start_new_session=True)
     try:

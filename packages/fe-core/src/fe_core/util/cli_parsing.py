@@ -43,22 +43,22 @@ def parse_cli_to_dictionary(input_list: Optional[List[str]]) -> Dict[str, Any]:
     """Convert a list of command-line strings ('--key value ...') into a dictionary with python objects as values.
 
     The tokens after a '--key' up to the next '--key' are joined (without spaces, so a list split by the shell such
-    as `--shape [28, 28]` is read back whole) and parsed with `parse_string_to_python`.
+    as `--shape [28, 28]` is read back whole) and parsed with `parse_string_to_python`. Values before the first
+    '--key' belong to no key and are left out, as FastEstimator does.
 
     Example:
         >>> parse_cli_to_dictionary(["--epochs", "5", "--test", "this", "--lr", "0.74"])
         {'epochs': 5, 'test': 'this', 'lr': 0.74}
         >>> parse_cli_to_dictionary(["--shape", "[28,", "28]"])
         {'shape': [28, 28]}
+        >>> parse_cli_to_dictionary(["stray", "--epochs", "2"])
+        {'epochs': 2}
 
     Args:
         input_list: A list of input strings from the cli.
 
     Returns:
         A dictionary constructed from the `input_list`, with values converted to python objects where applicable.
-
-    Raises:
-        ValueError: If a value comes before any '--key'.
     """
     result: Dict[str, Any] = {}
     key: Optional[str] = None
@@ -68,9 +68,7 @@ def parse_cli_to_dictionary(input_list: Optional[List[str]]) -> Dict[str, Any]:
             if key:
                 result[key] = parse_string_to_python(value)
             key, value = token[2:], ""
-        elif key is None:
-            raise ValueError(f"parse_cli_to_dictionary: value {token!r} comes before any '--key'")
-        else:
+        elif key is not None:
             value += token
     if key:
         result[key] = parse_string_to_python(value)

@@ -20,6 +20,7 @@ from typing import Any, List, Optional, Sequence
 from fe_core.summary.logs import find_log_files, parse_log_file
 
 from fe.cli.errors import CLIError
+from fe.cli.options import Options, options_of
 
 __all__ = ["add_logs_parser", "configure_log_parser", "logs", "collect_log_files", "bookkeeping_keys"]
 
@@ -93,8 +94,19 @@ def _save_target(args: argparse.Namespace) -> str:
     return target
 
 
-def logs(args: argparse.Namespace, unknown: List[str]) -> int:
+# What `logs` reads when given a dict (FastEstimator passes `vars(args)`) that leaves an option out.
+LOGS_DEFAULTS = {"out": DEFAULT_OUT, "save": None, "display": False, "overwrite": False, "extension": ".txt",
+                 "recursive": False, "include": None, "ignore": None, "all_keys": False, "smooth": 0.0,
+                 "pretty_names": False, "share_legend": True, "group": None}
+
+
+def logs(args: Options, unknown: Optional[List[str]]) -> int:
     """Run `fe logs`: parse the logs and save the plot (losses and metrics; every key with `--all_keys`).
+
+    Args:
+        args: The options, as a Namespace or as the dict FastEstimator passes (`vars(args)`): 'paths' (or
+            FastEstimator's 'log_dir': a log file or directory, or a list of them) and the flags above.
+        unknown: Arguments the parser did not recognise (an error).
 
     Raises:
         CLIError: For unknown arguments, missing or unreadable logs, nothing to draw, or an existing output file
@@ -102,6 +114,13 @@ def logs(args: argparse.Namespace, unknown: List[str]) -> int:
     """
     if unknown:
         raise CLIError(f"unrecognized arguments: {' '.join(unknown)}")
+    args = options_of(args, LOGS_DEFAULTS, aliases={"log_dir": "paths"})
+    if not hasattr(args, "paths"):
+        raise CLIError("fe logs needs the log files or directories ('paths')")
+    if isinstance(args.paths, str):
+        args.paths = [args.paths]
+    if args.save is True and getattr(args, "save_dir", None):  # FastEstimator's SaveAction: save=True, save_dir=DIR
+        args.save = args.save_dir
     files = collect_log_files(args.paths, args.extension, args.recursive)
     try:
         summaries = [parse_log_file(path, args.extension if path.endswith(args.extension) else None)

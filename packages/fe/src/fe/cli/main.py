@@ -55,7 +55,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     prog = f"fe {command}" if command in _COMMANDS else "fe"
     try:
         args, unknown = build_parser().parse_known_args(tokens)
-        return int(args.func(args, unknown) or 0)
+        return int(args.func(vars(args), unknown) or 0)  # each command gets a dict, as FastEstimator passes it
     except CLIError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return USAGE_EXIT_CODE

@@ -177,6 +177,9 @@ def convert_arguments(function: Callable[..., Any], arguments: Dict[str, Any], r
                       where: str) -> Dict[str, Any]:
     """Check each argument against the type its parameter expects; give text-only parameters the text as typed.
 
+    `None` (`--name None` or `null`) always reaches the function as None, as FastEstimator's command line hands it
+    over; a number or boolean for a parameter that only takes text (`name: str`) arrives as the text typed.
+
     Args:
         function: The function the arguments are for (a script's `get_estimator`).
         arguments: The parsed arguments (`--epochs 2` -> 2), from the command line and a hyperparameters file.
@@ -193,13 +196,15 @@ def convert_arguments(function: Callable[..., Any], arguments: Dict[str, Any], r
         >>> def get_estimator(epochs: int = 2, name: str = "run"): ...
         >>> convert_arguments(get_estimator, {"epochs": 3, "name": 7}, {"name": "007"}, "get_estimator()")
         {'epochs': 3, 'name': '007'}
+        >>> convert_arguments(get_estimator, {"name": None}, {"name": "None"}, "get_estimator()")
+        {'name': None}
     """
     parameters = {parameter.name: parameter for parameter in script_parameters(function)[0]}
     converted = dict(arguments)
     for key, value in arguments.items():
         parameter = parameters.get(key)
-        if parameter is None or parameter.allowed is None or _fits(value, parameter.allowed):
-            continue
+        if value is None or parameter is None or parameter.allowed is None or _fits(value, parameter.allowed):
+            continue  # `--name None` is Python's None whatever the annotation says, as in FastEstimator
         text = raw.get(key)
         if str in parameter.allowed and isinstance(text, str):
             converted[key] = text

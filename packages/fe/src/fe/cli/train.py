@@ -1,8 +1,8 @@
-"""`fe train` and `fe test`: build the Estimator a script's `get_estimator` returns, then train and/or test it.
+"""`fe train` and `fe test`: build the Estimator a script's `get_estimator` returns, then train or test it.
 
-`fe train SCRIPT [--hyperparameters FILE] [--warmup true|false] [--summary NAME] [--key value ...]` calls
-`get_estimator(**arguments)`, runs `fit`, then `test` when the pipeline has test data (FastEstimator's `train` only
-fits; its `run` fits and tests). `fe test SCRIPT ...` only tests, as FastEstimator's does, and first loads what
+`fe train SCRIPT [--hyperparameters FILE] [--warmup true|false] [--summary NAME] [--then_test] [--key value ...]`
+calls `get_estimator(**arguments)` and runs `fit`, as FastEstimator's `train` does; `--then_test` also runs `test`
+afterwards when the pipeline has test data. `fe test SCRIPT ...` only tests, as FastEstimator's does, and first loads what
 `fe train` saved: each model given no `weights_path` gets the weights its BestModelSaver (the best) or ModelSaver (the
 newest) wrote into their `save_dir`, and the file is printed; with nothing saved, one warning line on stderr says the
 weights are freshly initialised (see `fe.cli.saved_weights`). `fe train SCRIPT --help` lists the script's own
@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from fe.cli.errors import USAGE_EXIT_CODE, CLIError
 from fe.cli.hyperparameters import check_arguments, load_hyperparameters, parse_cli_tokens, parse_grouped_values
+from fe.cli.options import Options, options_of
 from fe.cli.saved_weights import restore_saved_weights
 from fe.cli.script import find_get_estimator, load_entry_point
 from fe.cli.script_arguments import convert_arguments, format_parameters
@@ -25,6 +26,10 @@ __all__ = ["add_train_parser", "add_test_parser", "configure_train_parser", "con
            "build_estimator", "parsed_arguments", "run_main"]
 
 _WARMUP = {"true": True, "false": False}
+# What `train` / `test` read when given a dict (FastEstimator passes `vars(args)`) that leaves an option out.
+TRAIN_DEFAULTS: Dict[str, Any] = {"hyperparameters_json": None, "summary": None, "eager": "false", "warmup": "true",
+                                  "then_test": False, "no_test": False}
+TEST_DEFAULTS: Dict[str, Any] = {"hyperparameters_json": None, "summary": None, "eager": "false"}
 
 
 def parsed_arguments(hyperparameters_json: Optional[str], raw: Dict[str, Any]) -> Dict[str, Any]:
@@ -35,9 +40,9 @@ def parsed_arguments(hyperparameters_json: Optional[str], raw: Dict[str, Any]) -
     return arguments
 
 
-def _get_arguments(args: argparse.Namespace, unknown: List[str]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+def _get_arguments(args: argparse.Namespace, unknown: Optional[List[str]]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """The parsed arguments for get_estimator, and the command line's values as typed (see `convert_arguments`)."""
-    raw = parse_cli_tokens(unknown)
+    raw = parse_cli_tokens(unknown or [])
     return parsed_arguments(getattr(args, "hyperparameters_json", None), raw), raw
 
 
@@ -81,23 +86,43 @@ def _parse_warmup(text: str, flag: str = "--warmup") -> bool:
         raise CLIError(f"{flag} must be true or false, got {text!r}") from None
 
 
-def train(args: argparse.Namespace, unknown: List[str]) -> int:
-    """Run `fe train`: fit the script's Estimator, then test it when its pipeline has test data."""
+def train(args: Options, unknown: Optional[List[str]]) -> int:
+    """Run `fe train`: fit the script's Estimator (with `then_test`, then test it when its pipeline has test data).
+
+    Args:
+        args: The options, as a Namespace or as the dict FastEstimator passes (`vars(args)`): 'entry_point' (the
+            script or module), and optionally 'hyperparameters_json', 'summary', 'warmup', 'eager', 'then_test'.
+        unknown: The remaining `--key value` pairs, passed to `get_estimator`.
+
+    Returns:
+        The exit code (0).
+    """
+    args = options_of(args, TRAIN_DEFAULTS)
     warmup = _parse_warmup(args.warmup)
     eager = _parse_warmup(args.eager, "--eager")
     arguments, raw = _get_arguments(args, unknown)
     module = load_entry_point(args.entry_point)
     where = f"get_estimator() in {args.entry_point}"
     estimator = build_estimator(find_get_estimator(module, args.entry_point), arguments, where, raw)
-    return _fit_and_test(estimator, args.summary, warmup, run_test=not args.no_test, eager=eager)
+    return _fit_and_test(estimator, args.summary, warmup, run_test=bool(args.then_test) and not args.no_test,
+                         eager=eager)
 
 
-def test(args: argparse.Namespace, unknown: List[str]) -> int:
+def test(args: Options, unknown: Optional[List[str]]) -> int:
     """Run `fe test`: test the script's Estimator (no training), with the weights `fe train` saved.
 
     Models given no `weights_path` get the weights their BestModelSaver / ModelSaver saved (see
     `fe.cli.saved_weights.restore_saved_weights`); a model with none is tested as built, with a warning on stderr.
+
+    Args:
+        args: The options, as a Namespace or as the dict FastEstimator passes (`vars(args)`): 'entry_point', and
+            optionally 'hyperparameters_json', 'summary', 'eager'.
+        unknown: The remaining `--key value` pairs, passed to `get_estimator`.
+
+    Returns:
+        The exit code (0).
     """
+    args = options_of(args, TEST_DEFAULTS)
     arguments, raw = _get_arguments(args, unknown)
     module = load_entry_point(args.entry_point)
     where = f"get_estimator() in {args.entry_point}"
@@ -124,14 +149,17 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 
 def add_train_parser(subparsers: Any) -> None:
     """Add the `train` command."""
-    parser = subparsers.add_parser("train", help="train (then test) the Estimator of a script",
-                                   description="Train the Estimator that SCRIPT's get_estimator() returns, then test "
-                                   "it when its pipeline has test data. `fe train SCRIPT --help` lists SCRIPT's "
-                                   "arguments.", allow_abbrev=False, add_help=False)
+    parser = subparsers.add_parser("train", help="train the Estimator of a script",
+                                   description="Train the Estimator that SCRIPT's get_estimator() returns (with "
+                                   "--then_test, also test it afterwards when its pipeline has test data). `fe train "
+                                   "SCRIPT --help` lists SCRIPT's arguments.", allow_abbrev=False, add_help=False)
     add_script_help(parser)
     _add_common(parser)
     parser.add_argument("--warmup", default="true", help="run the warmup checks first (true or false)")
-    parser.add_argument("--no_test", action="store_true", help="do not test after training")
+    parser.add_argument("--then_test", action="store_true",
+                        help="after training, also test when the pipeline has test data (FastEstimator's train only "
+                        "fits)")
+    parser.add_argument("--no_test", action="store_true", help=argparse.SUPPRESS)  # the default now; still accepted
     parser.set_defaults(func=train)
 
 
