@@ -75,7 +75,8 @@ def test_builtin_slicers_return_the_tf_tensors_they_were_given() -> None:
     sliding = SlidingSlicer(window_size=[-1, -1, 2], slice="x")
     windows = sliding.slice_batches((x,))
     assert all(isinstance(w[0], tf.Tensor) for w in windows)
-    mean = MeanUnslicer("loss")._unslice_batch((tf.constant(1.0), tf.constant(3.0)), key="loss")  # pylint: disable=W0212
+    mean = MeanUnslicer("loss")._unslice_batch(  # pylint: disable=protected-access
+        (tf.constant(1.0), tf.constant(3.0)), key="loss")
     assert isinstance(mean, tf.Tensor) and float(mean) == 2.0
     slicers = [AxisSlicer(axis=0, slice="x", minibatch_size=1), MeanUnslicer("loss")]
     minibatches = forward_slicers(slicers, {"x": x})

@@ -87,7 +87,8 @@ def test_builtin_slicers_return_the_torch_tensors_they_were_given() -> None:
     windows = sliding.slice_batches((x,))
     assert all(isinstance(w[0], torch.Tensor) for w in windows)
     assert torch.equal(sliding.unslice_batches(tuple(w[0] for w in windows), key="x"), x)
-    mean = MeanUnslicer("loss")._unslice_batch((torch.tensor(1.0), torch.tensor(3.0)), key="loss")  # pylint: disable=W0212
+    mean = MeanUnslicer("loss")._unslice_batch(  # pylint: disable=protected-access
+        (torch.tensor(1.0), torch.tensor(3.0)), key="loss")
     assert isinstance(mean, torch.Tensor) and float(mean) == 2.0
     slicers = [AxisSlicer(axis=0, slice="x", minibatch_size=1), MeanUnslicer("loss")]
     minibatches = forward_slicers(slicers, {"x": x, "lr": 0.1})
