@@ -45,8 +45,8 @@ class LRScheduler(Trace):
     Whether `lr_fn` is called with the global step or the epoch (both counting from 1) is decided by the name of its
     argument. A step-based rate is set at the beginning of every training step, an epoch-based one at the beginning
     of every training epoch, through the backend of the model's own framework (whatever the Network's framework),
-    as `fe.backend.set_lr` does. At each training log step (step 1 and
-    every `log_steps`, as the Estimator logs), the current rate is logged as `<model_name>_lr`.
+    as `fe.backend.set_lr` does. At each training log step (step 1 and every `log_steps`, as the Estimator logs),
+    the current rate is logged as `<model_name>_lr`.
 
     Args:
         model: A model built with `build` (with an optimizer).
