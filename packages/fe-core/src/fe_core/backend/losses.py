@@ -193,7 +193,7 @@ def _np_focal_elements(y_true: Any, y_pred: Any, gamma: float, alpha: Optional[f
     return loss
 
 
-@fe_export("fe.backend.focal_loss", "fe.backend._focal_loss.focal_loss")
+@fe_export("fe.backend.focal_loss", "fe.backend._focal_loss.focal_loss", "fe.op.tensorop.loss.focal_loss.focal_loss")
 def focal_loss(y_true: Tensor,
                y_pred: Tensor,
                gamma: float = 2.0,

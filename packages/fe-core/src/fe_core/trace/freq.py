@@ -12,6 +12,7 @@ __all__ = ["Freq", "parse_freq"]
 _FREQ_PATTERN = re.compile(r"^([0-9]+)([se])$")
 
 
+@fe_export("fe.trace.trace.Freq")
 class Freq(NamedTuple):
     """A frequency: every `freq` steps (`is_step` True) or every `freq` epochs (`is_step` False).
 
