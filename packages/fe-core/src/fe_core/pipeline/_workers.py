@@ -263,9 +263,13 @@ class WorkerPool:
         return [worker.process.pid for worker in self.workers]
 
     # ------------------------------------------------------------------ one epoch
-    def run_epoch(self, loader: Any, key: int, stream: TaskStream, aligned: List[bool]
+    def run_epoch(self, loader: Any, key: int, stream: TaskStream, aligned: List[bool], limit: int
                   ) -> Iterator[Tuple[int, Any, Tuple[Any, ...]]]:
-        """Compute `stream`'s tasks in the workers; yield `(start, indices, result)` in task order."""
+        """Compute `stream`'s tasks in the workers; yield `(start, indices, result)` in task order.
+
+        Tasks are prefetched up to stream position `limit` (the epoch's end when nothing is filtered out); beyond it
+        only on demand, so an epoch ends without computing tasks nobody uses.
+        """
         plan = loader.plan
         spec = {"mode": plan.mode, "epoch": plan.epoch, "ds_id": plan.ds_id, "output_keys": plan.output_keys,
                 "warmup": bool(plan.state.get("warmup")), "shuffle": loader.shuffle, "key": key}
@@ -273,12 +277,15 @@ class WorkerPool:
         for worker in workers:
             worker.tasks.send(("epoch", spec))
         tasks = iter(stream)
+        upcoming = [next(tasks)]
         in_flight: Deque[Tuple[int, _Worker, int, Any]] = collections.deque()
         counter = itertools.count()
         epoch_id = next(self.epoch_ids)
+        capacity = PREFETCH * len(workers)
 
         def dispatch() -> None:
-            start, indices = next(tasks)
+            start, indices = upcoming.pop()
+            upcoming.append(next(tasks))
             task_id = next(counter)
             worker = workers[task_id % len(workers)]
             payload = encode((start, indices, aligned[0]), self.directory, f"{self.prefix}t{epoch_id}-{task_id}",
@@ -286,18 +293,21 @@ class WorkerPool:
             worker.tasks.send(("task", task_id, payload))
             in_flight.append((task_id, worker, start, indices))
 
-        finished = False
-        try:
-            for _ in range(PREFETCH * len(workers)):
+        def fill() -> None:
+            while len(in_flight) < capacity and (upcoming[0][0] < limit or not aligned[0]):
                 dispatch()
+
+        try:
+            fill()
             while True:
+                if not in_flight:
+                    dispatch()  # past the expected end: filtered samples need more
                 task_id, worker, start, indices = in_flight.popleft()
                 result = self._receive(worker, task_id, plan)
-                dispatch()
+                fill()
                 yield start, indices, result
-            finished = True  # pragma: no cover  (the stream is endless; the consumer stops it)
         finally:
-            if not finished:
+            if in_flight:
                 self._drain(in_flight)
 
     def _receive(self, worker: _Worker, task_id: int, plan: Any) -> Tuple[Any, ...]:

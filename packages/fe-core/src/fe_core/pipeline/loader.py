@@ -287,8 +287,8 @@ class EpochLoader:
         aligned = [True]  # whether tasks may still come back as whole batches
         estimated = size if self.steps_per_epoch is None else self.steps_per_epoch * task_size
         if self.pool is not None and self._workers_can_run() and self.pool.wanted(self, estimated):
-            results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]] = self.pool.run_epoch(self, key, stream,
-                                                                                             aligned)
+            results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]] = self.pool.run_epoch(
+                self, key, stream, aligned, limit=estimated)
         else:
             results = ((start, indices, runner().run(start, indices, aligned[0])) for start, indices in stream)
         try:
