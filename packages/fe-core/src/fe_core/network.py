@@ -619,8 +619,8 @@ class BaseNetwork:
         with self(mode=mode, epoch=epoch, ds_id=ds_id, eager=single and not self.slicers):
             if isinstance(data, Pipeline):
                 with data(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False) as loader:
-                    for batch in loader:
-                        results.append(self._public(self.run_step(dict(batch))))
+                    for batch in loader:  # numpy, or a framework loader's own tensors
+                        results.append(self._public(self.run_step(to_host(dict(batch)))))
             else:
                 for batch in [data] if single else data:
                     results.append(self._public(self.run_step(to_host(dict(batch)))))
