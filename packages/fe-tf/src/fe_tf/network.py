@@ -22,7 +22,8 @@ fe op that holds user code (a LambdaOp's `fn`, a meta op wrapping a user op). So
 Warmup: the first step of a warmup configuration (the Estimator's warmup runs one per configuration) runs eagerly
 instead of tracing a graph that training never uses (a warmup step must not update, so its graph differs from the
 training step's). Each real configuration is traced once, at its first step: `fit` with train and eval data makes two
-traces. A second warmup step of the same configuration (`Network.transform` over a Pipeline) traces its graph.
+traces. A second warmup step of the same configuration traces its graph. `Network.transform` runs real steps, as
+in FastEstimator (eagerly for one dict, else one graph per configuration).
 """
 from __future__ import annotations
 
