@@ -123,3 +123,14 @@ def test_ddp_benchmark_runs_fe_and_a_hand_written_ddp_loop_under_two_processes()
 def test_history_benchmark_times_fits_with_and_without_the_run_history():
     output = bench("bench_history.py", "--quick", machine_line=False)
     assert re.search(r"torch Linear, \d+ steps", output)
+
+
+def test_pipeline_workers_benchmark_compares_num_process_with_a_torch_dataloader_and_times_the_overlap():
+    output = bench("bench_pipeline_workers.py", "--quick")
+    for workload in ("cifar", "decode"):
+        assert [row[1] for row in rows(output, workload)] == [
+            "fe num_process=0", "fe num_process=1", "fe num_process=2", "torch DataLoader workers=0",
+            "torch DataLoader workers=2"]
+    assert [row[1] for row in rows(output, "fit overlap")] == [
+        "pipeline alone (2 procs)", "step alone (5 ms)", "fit: both", "fit / slower alone"]
+    assert re.search(RATIO, output) and "target >= 1.6x" in output

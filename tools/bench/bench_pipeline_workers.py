@@ -235,7 +235,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke run: tiny sizes, one repeat")
     args = parser.parse_args()
     if args.quick:
-        args.samples, args.images, args.repeats = 1536, 256, 1
+        args.samples, args.images, args.repeats = 1024, 128, 1
         os.environ["FE_PIPELINE_MIN_WORKER_SAMPLES"] = "0"
 
     import albumentations  # pylint: disable=import-outside-toplevel

@@ -28,7 +28,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke test, not figures to report")
     parser.add_argument("--only", nargs="+", choices=["torch", "tf", "tf_fit", "first_step", "pipeline", "import",
                                                       "memory", "allocator", "augment", "dataset", "backend",
-                                                      "tensorops", "ddp", "history"])
+                                                      "tensorops", "ddp", "history", "workers"])
     args = parser.parse_args()
     quick: Dict[str, List[str]] = {
         "torch": ["--repeats", "1", "--epochs", "3"],
@@ -45,6 +45,7 @@ def main() -> int:
         "tensorops": ["--quick"],
         "ddp": ["--quick"],
         "history": ["--quick"],
+        "workers": ["--quick"],
     }
     plan = {
         "torch": (venv_python("fe", "torch"), "bench_torch.py"),
@@ -61,6 +62,7 @@ def main() -> int:
         "tensorops": (venv_python("fe"), "bench_tensorops.py"),
         "ddp": (venv_python("fe", "torch"), "bench_ddp.py"),
         "history": (venv_python("fe", "torch"), "bench_history.py"),
+        "workers": (venv_python("fe", "torch"), "bench_pipeline_workers.py"),
     }
     failed = []
     for name, (python, script) in plan.items():
