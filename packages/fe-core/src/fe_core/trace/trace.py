@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, FrozenSet, Iterable, List, Set, Union
+from typing import TYPE_CHECKING, Any, FrozenSet, Iterable, List, Set, Union
 
 from fe_core.containers import to_list, to_set
 from fe_core.data import Data
@@ -13,7 +13,8 @@ from fe_core.export import fe_export
 if TYPE_CHECKING:  # pragma: no cover
     from fe_core.summary.system import System
 
-__all__ = ["Trace", "PerDSTrace", "implemented_hooks", "TRACE_HOOKS", "PER_DS_HOOKS"]
+__all__ = ["Trace", "PerDSTrace", "implemented_hooks", "attached_system", "current_ds_id", "TRACE_HOOKS",
+           "PER_DS_HOOKS"]
 
 #: The hooks every Trace has, in the order the Estimator calls them within a run.
 TRACE_HOOKS = ("on_begin", "on_epoch_begin", "on_batch_begin", "on_batch_end", "on_epoch_end", "on_end")
@@ -193,6 +194,23 @@ class PerDSTrace(Trace):
             data: A per-dataset view of the epoch-end Data. What is logged here is gathered across all datasets and
                 logged at on_epoch_end.
         """
+
+
+def attached_system(trace: Trace) -> Any:
+    """The System the Estimator attached to `trace`, or None when the trace is driven directly (a unit test calling
+    `on_epoch_begin` / `on_batch_end` / `on_epoch_end` itself, as FastEstimator's users do)."""
+    return getattr(trace, "system", None)
+
+
+def current_ds_id(trace: Trace) -> str:
+    """The dataset id `trace` runs on now: the System's, or '' (the unnamed dataset) when no System is attached.
+
+    Example:
+        >>> current_ds_id(Trace())
+        ''
+    """
+    system = attached_system(trace)
+    return "" if system is None else (getattr(system, "ds_id", "") or "")
 
 
 _HOOK_CACHE: "weakref.WeakKeyDictionary[type, FrozenSet[str]]" = weakref.WeakKeyDictionary()

@@ -25,7 +25,7 @@ from fe_core.data import Data, DSData
 from fe_core.distributed.communicator import get_communicator
 from fe_core.distributed.reduce import gather_stats
 from fe_core.modes import ds_id_matches
-from fe_core.trace.trace import PerDSTrace
+from fe_core.trace.trace import PerDSTrace, current_ds_id
 
 __all__ = ["StatMetric", "merge_stats", "joined"]
 
@@ -143,7 +143,7 @@ class StatMetric(PerDSTrace):
         self.reduced = []
 
     def on_batch_end(self, data: Data) -> None:
-        ds_id = self.system.ds_id
+        ds_id = current_ds_id(self)
         try:
             batch = self.batch_stats(data)
         except (ValueError, TypeError, IndexError) as err:
@@ -172,7 +172,7 @@ class StatMetric(PerDSTrace):
         return merge_stats(parts, self.reductions) if parts else {}
 
     def on_ds_end(self, data: Data) -> None:
-        ds_id = self.system.ds_id
+        ds_id = current_ds_id(self)
         if get_communicator().world_size > 1:
             self.reduce_across_ranks([ds_id])
         if self.per_ds and ds_id:

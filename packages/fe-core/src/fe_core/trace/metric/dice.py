@@ -110,7 +110,7 @@ class Dice(StatMetric):
             raise ValueError(f"expected masks of at least 3 dimensions (N, H, W[, C]), got shape {y_true.shape}")
         if y_true.ndim == 3:
             y_true, y_pred = y_true[..., None], y_pred[..., None]
-        elif channels_first(self.system, y_true):
+        elif channels_first(getattr(self, "system", None), y_true):
             y_true, y_pred = np.moveaxis(y_true, 1, -1), np.moveaxis(y_pred, 1, -1)
         if not self.mask_overlap and y_pred.shape[-1] > 1:
             winner = np.argmax(y_pred, axis=-1)[..., None] == np.arange(y_pred.shape[-1])

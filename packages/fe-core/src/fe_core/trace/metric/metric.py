@@ -11,7 +11,7 @@ from fe_core.distributed.communicator import get_communicator
 from fe_core.distributed.reduce import gather_stats
 from fe_core.modes import ds_id_matches
 from fe_core.trace.metric._confusion import confusion_counts, merge_confusions, to_class_indices
-from fe_core.trace.trace import PerDSTrace
+from fe_core.trace.trace import PerDSTrace, current_ds_id
 from fe_core.export import fe_export
 
 __all__ = ["ConfusionMetric"]
@@ -114,7 +114,7 @@ class ConfusionMetric(PerDSTrace):
         self.reduced = []
 
     def on_batch_end(self, data: Data) -> None:
-        ds_id = self.system.ds_id
+        ds_id = current_ds_id(self)
         try:
             true_idx, pred_idx, implied, binary = to_class_indices(data[self.true_key], data[self.pred_key],
                                                                    threshold=0.0 if self.from_logits else 0.5)
@@ -139,7 +139,7 @@ class ConfusionMetric(PerDSTrace):
         self.binary[ds_id] = binary and size == 2 and self.binary.get(ds_id, True)
 
     def on_ds_end(self, data: Data) -> None:
-        ds_id = self.system.ds_id
+        ds_id = current_ds_id(self)
         if get_communicator().world_size > 1:
             self.reduce_across_ranks([ds_id])
         if self.per_ds and ds_id:
