@@ -9,16 +9,20 @@ TensorFlow; created or reused through tools/test.py's helpers), it runs
 i.e. `fe train` on the PyTorch example: LeNet on scikit-learn's bundled 8x8 digits (upscaled to 28x28; no download),
 trained with Accuracy and BestModelSaver traces, then tested with the best weights. The run's console log is saved,
 parsed back with `fe.summary.logs` and drawn with `fe logs`; the job prints the test accuracy and fails (exit code 1)
-if it is below 0.9. Standard library only; any Python >= 3.10.
+if it is below the bar for that many epochs (`min_accuracy`): 0.9 from 5 epochs on; fewer epochs have not converged
+that far (measured on the CPU: about 0.71 after 1 epoch, 0.89 after 2 and 3), so they are held to 0.8 (2-4 epochs)
+and 0.6 (1 epoch). The log, saved model and plot go to a temporary folder that is removed at the end, unless
+`--out DIR` keeps them in DIR. Standard library only; any Python >= 3.10.
 
 Usage:
-    python tools/main.py [--epochs N]
+    python tools/main.py [--epochs N] [--out DIR]
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,7 +38,15 @@ _spec.loader.exec_module(runner)
 EXAMPLE = "fe.examples.digits_torch_cnn"
 # Only what the torch example needs: no TensorFlow, no test tools (.venvs/main).
 MAIN_PACKAGES = ["fe-core", "fe-torch", "fe[examples]"]
-MIN_ACCURACY = 0.9
+MIN_ACCURACY = 0.9  # from MIN_ACCURACY_EPOCHS epochs on; see min_accuracy
+MIN_ACCURACY_EPOCHS = 5
+
+
+def min_accuracy(epochs: int) -> float:
+    """The test accuracy the job requires after `epochs` epochs (fewer epochs have not converged to 0.9 yet)."""
+    if epochs >= MIN_ACCURACY_EPOCHS:
+        return MIN_ACCURACY
+    return 0.8 if epochs >= 2 else 0.6
 
 # Run in the venv after training: read the saved log back and print the final test accuracy.
 REPORT = """
@@ -64,12 +76,23 @@ def _run_and_log(cmd: List[str], log_path: Path, env: dict) -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description="Train and test the digits CNN example with fe's torch backend.")
     parser.add_argument("--epochs", type=int, default=8, help="training epochs (default 8)")
+    parser.add_argument("--out", default=None, help="keep the log, model and plot in this folder (default: a "
+                                                    "temporary folder, removed at the end)")
     args = parser.parse_args(argv)
+    if args.out is not None:
+        os.makedirs(args.out, exist_ok=True)
+        return _main(args, Path(args.out))
+    out_dir = Path(tempfile.mkdtemp(prefix="fe_main_"))
+    try:
+        return _main(args, out_dir)
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
 
+
+def _main(args: argparse.Namespace, out_dir: Path) -> int:
     python = runner.ensure_venv("main", MAIN_PACKAGES)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
     env.setdefault("OMP_NUM_THREADS", str(min(4, os.cpu_count() or 1)))
-    out_dir = Path(tempfile.mkdtemp(prefix="fe_main_"))
     log_path = out_dir / "digits_torch_cnn.txt"
 
     cmd = [str(python), "-m", "fe.cli", "train", EXAMPLE, "--epochs", str(args.epochs), "--save_dir",
@@ -93,11 +116,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     plot_note = f"history plot: {out_dir / 'history.png'}" if plot.returncode == 0 else \
         f"no history plot ({plot.stderr.strip()})"
 
-    print(f"[main] log: {log_path}; {plot_note}")
+    if args.out is not None:
+        print(f"[main] log: {log_path}; {plot_note}")
     print(f"[main] digits_torch_cnn: test accuracy {accuracy:.4f} after {args.epochs} epochs "
           f"(train + test in {elapsed:.1f} s)", flush=True)
-    if accuracy < MIN_ACCURACY:
-        print(f"[main] FAILED: test accuracy {accuracy:.4f} is below {MIN_ACCURACY}", flush=True)
+    required = min_accuracy(args.epochs)
+    if accuracy < required:
+        print(f"[main] FAILED: test accuracy {accuracy:.4f} is below {required} (the bar for {args.epochs} epochs)",
+              flush=True)
         return 1
     return 0
 
