@@ -73,6 +73,9 @@ def standard_layout(array: np.ndarray) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(array, strides=strides, writeable=array.flags.writeable)
 
 
+PIN_BYTES = 64 * 1024  # arrays from this size go to a CUDA device through pinned (page-locked) host memory
+
+
 def _array_to_tensor(array: np.ndarray) -> Optional[torch.Tensor]:
     if array.dtype.kind not in NUMERIC_KINDS:  # strings, objects, datetimes: not tensors
         return None
@@ -107,7 +110,11 @@ def to_device(data: Any, device: torch.device) -> Any:
         tensor = _array_to_tensor(data)
         if tensor is None:
             return data
-        return tensor if device.type == "cpu" else tensor.to(device, non_blocking=True)
+        if device.type == "cpu":
+            return tensor
+        if device.type == "cuda" and tensor.numel() * tensor.element_size() >= PIN_BYTES:
+            tensor = tensor.pin_memory()  # page-locked: the copy below then runs asynchronously, overlapping the step
+        return tensor.to(device, non_blocking=True)
     if isinstance(data, (np.generic, bool, int, float)) and not isinstance(data, (np.str_, np.bytes_, np.void)):
         return torch.as_tensor(np.asarray(data), device=device)
     if isinstance(data, dict):
