@@ -208,15 +208,18 @@ def test_a_test_without_training_claims_no_step_or_epoch(capsys):
     assert "epoch" not in system.summary.history["test"]
 
 
-def test_logged_scalars_enter_the_history_as_numpy_scalars_not_0d_arrays(capsys):
+def test_logged_scalars_enter_the_history_as_plain_python_numbers_not_0d_arrays(capsys):
+    """Plain Python numbers (issue 30 item 12): a printed history reads {45: 0.5}, not {45: np.float32(0.5)}."""
     logger, system = make_logger(mode="eval", global_step=45, epoch_idx=1)
     logger.on_epoch_end(logged(accuracy=np.array(0.69637883), ce=np.float32(0.5), lr=0.001, count=np.array([3])))
     history = system.summary.history["eval"]
     for key in ("accuracy", "ce", "lr", "count"):
         value = history[key][45]
         assert not isinstance(value, np.ndarray), (key, type(value))
-    assert history["ce"][45].dtype == np.float32 and float(history["accuracy"][45]) == 0.69637883
-    assert "lr: 0.001;" in lines(capsys)[0]
+    assert [type(history[key][45]) for key in ("accuracy", "ce", "lr", "count")] == [float, float, float, int]
+    assert history["ce"][45] == 0.5 and history["accuracy"][45] == 0.69637883
+    (line,) = lines(capsys)
+    assert "lr: 0.001;" in line and "ce: 0.5;" in line
 
 
 # ---------------------------------------------------------------- summary

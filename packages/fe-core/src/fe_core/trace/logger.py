@@ -126,8 +126,10 @@ class Logger(Trace):
                 else:
                     if val.ndim:
                         val = val.reshape(())
-                    val = val[()]  # a numpy scalar (its dtype kept), never a 0-d array in the history
-                    parts.append(f"{key}: {str(val)}; ")
+                    # printed as numpy prints its dtype (float32 '0.7793143'), recorded as a plain Python number
+                    # (the same value), so a printed history reads {45: 0.79...}, not {45: np.float64(0.79...)}
+                    parts.append(f"{key}: {str(val[()])}; ")
+                    val = val.item() if val.dtype.kind in "biuf" else val[()]
             system.write_summary(key, val)
         if is_main_process():  # every rank records its Summary; only rank 0 of a data-parallel run prints
             print("".join(parts).strip() + "".join(deferred))
