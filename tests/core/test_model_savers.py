@@ -148,8 +148,14 @@ def test_model_saver_rejects_bad_arguments(tmp_path):
 
 def test_model_saver_asked_for_an_architecture_the_backend_cannot_save_fails_before_training(tmp_path):
     model = make_model()
+    with pytest.raises(ValueError, match="ModelSaver was asked to save_architecture, but the 'numpy' backend"):
+        ModelSaver(model, str(tmp_path), save_architecture=True)  # at construction, as FastEstimator's (torch)
+    with pytest.raises(ValueError, match="BestModelSaver was asked to save_architecture, but the 'numpy' backend"):
+        BestModelSaver(model, str(tmp_path), metric="mse", save_architecture=True)
+    saver = ModelSaver(model, str(tmp_path))
+    saver.save_architecture = True  # set afterwards: still refused before the first step
     estimator = Estimator(pipeline=pipeline(), network=regression_network(model), epochs=1, log_steps=None,
-                          traces=ModelSaver(model, str(tmp_path), save_architecture=True))
+                          traces=saver)
     with pytest.raises(ValueError, match="ModelSaver was asked to save_architecture, but the 'numpy' backend"):
         estimator.fit()
     assert estimator.system.global_step is None

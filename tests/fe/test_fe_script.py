@@ -19,7 +19,7 @@ from fe.trace.metric import Accuracy
 
 BACKENDS = [
     pytest.param("pytorch", 0, ".pt", id="torch"),
-    pytest.param("tensorflow", -1, ".weights.h5", id="tf"),
+    pytest.param("tensorflow", -1, ".h5", id="tf"),  # FastEstimator's name (Keras 3's weights format inside)
 ]
 
 

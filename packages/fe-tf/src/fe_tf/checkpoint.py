@@ -29,7 +29,7 @@ from typing import Any, Dict, Iterator, List
 import numpy as np
 from fe_core.checkpoint.hashed_file import write_hashed_file
 
-from fe_tf._keras import KERAS2, optimizer_variables, variable_path
+from fe_tf._keras import optimizer_variables, random_state_variables, variable_path
 from fe_tf.model_building import build_optimizers_of
 from fe_tf.optimizers import scheduled_optimizers
 
@@ -53,7 +53,7 @@ def _model_name(model: Any) -> str:
 def _seed_variables(model: Any) -> List[Any]:
     """The model's variables that are not weights: the states of its layers' random seed generators."""
     weights = {id(variable) for variable in model.weights}
-    return [variable for variable in model.variables if id(variable) not in weights]
+    return [variable for variable in model.variables if id(variable) not in weights] + random_state_variables(model)
 
 
 @contextlib.contextmanager
@@ -74,9 +74,10 @@ def _optimizers_detached(model: Any) -> Iterator[None]:
 
 
 def _keras3_weights_under_h5_name(path: str) -> bool:
-    """Whether `path` is a `.h5` file (not `.weights.h5`) holding Keras 3's weights format, as fe's model savers write
-    under FastEstimator's `<name>.h5` names; Keras 3 would read such a name as the legacy format."""
-    if KERAS2 or not path.endswith((".h5", ".hdf5")) or path.endswith(".weights.h5"):
+    """Whether `path` is a `.h5` file (not `.weights.h5`) holding the `.weights.h5` format (Keras 3's, which tf-keras
+    also writes for that suffix), as fe's model savers write under FastEstimator's `<name>.h5` names; Keras would read
+    such a name as the legacy format."""
+    if not path.endswith((".h5", ".hdf5")) or path.endswith(".weights.h5"):
         return False
     import h5py  # pylint: disable=import-outside-toplevel  (a Keras dependency)
     try:

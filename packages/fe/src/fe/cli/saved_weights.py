@@ -16,8 +16,9 @@ from typing import Any, List, Optional, TextIO, Tuple
 
 from fe_core.schedule import get_current_items
 from fe_core.trace.adapt.model_metric import model_loss_keys, model_name_of
+from fe_core.framework.registry import model_backend
 from fe_core.trace.io.best_model_saver import BestModelSaver
-from fe_core.trace.io.model_saver import ModelSaver
+from fe_core.trace.io.model_saver import ModelSaver, weights_extension
 
 from fe.cli.errors import CLIError
 
@@ -78,7 +79,7 @@ def find_saved_weights(model: Any, traces: List[Any], extension: str, network: A
     Args:
         model: A model of the network.
         traces: The Estimator's traces (schedulers already expanded).
-        extension: The backend's weights extension ('pt', 'weights.h5').
+        extension: The extension of the savers' weight files ('pt', 'h5': `weights_extension` of the model's backend).
         network: The network (to name a BestModelSaver's file when its metric is the model's loss).
 
     Returns:
@@ -134,7 +135,7 @@ def restore_saved_weights(estimator: Any, command: str = "fe test", out: Optiona
         if getattr(model, "fe_weights_path", None):
             continue
         name = model_name_of(model)
-        saved = find_saved_weights(model, traces, backend.model_extension, network)
+        saved = find_saved_weights(model, traces, weights_extension(model_backend(model)), network)
         if saved is None:
             directories = _save_dirs(model, traces)
             where = (f"no weights saved by its BestModelSaver/ModelSaver in {', '.join(directories)}" if directories
@@ -144,7 +145,7 @@ def restore_saved_weights(estimator: Any, command: str = "fe test", out: Optiona
                   file=err, flush=True)
             continue
         try:
-            backend.load_weights(model, saved.path)
+            model_backend(model).load_weights(model, saved.path)
         except (OSError, ValueError, RuntimeError, KeyError) as error:
             first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise CLIError(f"cannot load {saved.path} (saved by {saved.saver}) into model {name!r}: "

@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional
 
 from fe_core.data import Data
 from fe_core.distributed.communicator import get_communicator
+from fe_core.framework.registry import backend_for_model, model_backend
 from fe_core.trace.adapt.model_metric import ModelMetricTrace, model_name_of
 from fe_core.trace.io.model_saver import check_architecture_saving, own_file_name, save_model_files
 from fe_core.export import fe_export
@@ -22,8 +23,9 @@ class BestModelSaver(ModelMetricTrace):
 
     At the end of every eval epoch the metric is compared with the best so far (strictly lower for 'min', strictly
     higher for 'max'). On an improvement the weights are written atomically to
-    `<save_dir>/<model_name>_best_<metric>.<ext>` (`<ext>` is the backend's weight format: 'pt' for torch,
-    'weights.h5' for TensorFlow) and `FastEstimator-BestModelSaver: Saved model to <path>` is printed. Every eval
+    `<save_dir>/<model_name>_best_<metric>.<ext>` (`<ext>` is FastEstimator's: 'pt' for torch, 'h5' for TensorFlow,
+    holding Keras 3's weights format, which `fe.backend.load_model` reads; the model is saved through its own
+    framework, whatever the Network's is) and `FastEstimator-BestModelSaver: Saved model to <path>` is printed. Every eval
     epoch it logs `since_best_<metric>` (eval epochs since the best one) and `<save_best_mode>_<metric>` (the best
     value). With `load_best_final`, the best weights are loaded back into the model when training ends.
 
@@ -38,12 +40,13 @@ class BestModelSaver(ModelMetricTrace):
         weights_name: The exact name (without extension) used to save model weights. If None
             `<model_name>_best_<metric>` is used.
         load_best_final: Load the best weights (if any were saved) into the model at the end of training.
-        save_architecture: Also save the whole model through the backend's `save_architecture` (where the backend
-            supports it; checked when training begins).
+        save_architecture: Also save the whole model, architecture included (TensorFlow: `<file stem>.keras`, which
+            `keras.models.load_model` reads without the model's code). Only TensorFlow models can.
 
     Raises:
-        ValueError: If `save_best_mode` is not 'min' or 'max'; when the Estimator attaches its System, if `metric` is
-            None and the model's loss cannot be inferred.
+        ValueError: If `save_best_mode` is not 'min' or 'max', or `save_architecture` is used with a model whose
+            framework cannot save architectures (torch); when the Estimator attaches its System, if `metric` is None
+            and the model's loss cannot be inferred.
 
     Example:
         >>> # BestModelSaver(model, save_dir="/tmp/run", metric="accuracy", save_best_mode="max")
@@ -69,6 +72,7 @@ class BestModelSaver(ModelMetricTrace):
         self.save_dir = save_dir
         self.load_best_final = load_best_final
         self.save_architecture = save_architecture
+        check_architecture_saving(self, backend_for_model(model) if save_architecture else None)
         self.model_path: Optional[str] = None
         self.since_best = 0
         self.best: Any = math.inf if save_best_mode == "min" else -math.inf
@@ -107,7 +111,7 @@ class BestModelSaver(ModelMetricTrace):
         return self.weights_name or f"{model_name_of(self.model)}_best_{self.metric}"
 
     def on_begin(self, data: Data) -> None:
-        check_architecture_saving(self, self.system.network.backend)
+        check_architecture_saving(self, model_backend(self.model) if self.save_architecture else None)
 
     def on_epoch_end(self, data: Data) -> None:
         current = self.read_metric(data)
@@ -115,7 +119,7 @@ class BestModelSaver(ModelMetricTrace):
             self.best = current
             self.since_best = 0
             if self.save_dir:
-                paths = save_model_files(self.system.network.backend, self.model, self.save_dir, self.model_name,
+                paths = save_model_files(model_backend(self.model), self.model, self.save_dir, self.model_name,
                                          save_architecture=self.save_architecture)
                 if paths:  # none on the other ranks of a data-parallel run: rank 0 writes
                     self.model_path = paths[0]
@@ -133,4 +137,4 @@ class BestModelSaver(ModelMetricTrace):
         if self.load_best_final and self.model_path:
             if communicator.is_main:
                 print(f"FastEstimator-BestModelSaver: Restoring model from {self.model_path}")
-            self.system.network.backend.load_weights(self.model, self.model_path)
+            model_backend(self.model).load_weights(self.model, self.model_path)

@@ -6,17 +6,20 @@ import numbers
 import os
 import re
 import shutil
+import tempfile
 from typing import Any, Dict, List, Optional, Union
 
 from fe_core.distributed.communicator import is_main_process
 from fe_core.checkpoint.atomic_dir import fsync_directory, fsync_file
 from fe_core.data import Data
+from fe_core.framework.registry import backend_for_model, model_backend
 from fe_core.trace.adapt.model_metric import model_name_of
 from fe_core.trace.freq import Freq, parse_freq
 from fe_core.trace.trace import Trace
 from fe_core.export import fe_export
 
-__all__ = ["ModelSaver", "save_model_files", "remove_model_files", "check_architecture_saving"]
+__all__ = ["ModelSaver", "save_model_files", "remove_model_files", "check_architecture_saving", "can_save_architecture",
+           "weights_extension"]
 
 
 def _remove_quietly(path: str) -> None:
@@ -26,36 +29,42 @@ def _remove_quietly(path: str) -> None:
         pass
 
 
+def weights_extension(backend: Any) -> str:
+    """The extension of the weight files ModelSaver and BestModelSaver write for `backend`'s models: FastEstimator's,
+    'pt' for torch and 'h5' for TensorFlow (the file holds Keras 3's `.weights.h5` format under FastEstimator's name;
+    fe's `load_model` and `build(weights_path=...)` read it)."""
+    extension = str(backend.model_extension)
+    return "h5" if extension.endswith("weights.h5") else extension
+
+
 def save_model_files(backend: Any, model: Any, save_dir: str, file_stem: str,
                      save_architecture: bool = False) -> List[str]:
-    """Write `model`'s weights to `<save_dir>/<file_stem>.<backend.model_extension>` without ever leaving a partial
-    file there (and, if asked, the whole model through the backend).
+    """Write `model`'s weights to `<save_dir>/<file_stem>.<weights_extension(backend)>` without ever leaving a
+    partial file there (and, if asked, the whole model).
 
-    The weights are written by `backend.save_weights` to a temporary sibling with the same extension, flushed to disk,
-    and moved into place with `os.replace`, so a crash during the write leaves the previous file intact. `save_dir` is
-    created if needed.
+    The weights are written by `backend.save_weights` (the backend of the model's own framework) to a temporary
+    sibling with the backend's extension, flushed to disk, and moved into place with `os.replace`, so a crash during
+    the write leaves the previous file intact. `save_dir` is created if needed.
 
     Args:
-        backend: The network's backend.
+        backend: The backend of `model`'s framework (`fe_core.framework.registry.model_backend(model)`).
         model: The model to save.
         save_dir: The folder to write into.
         file_stem: The file name without its extension ('<model_name>_epoch_3').
-        save_architecture: Also save the whole model (architecture included) with
-            `backend.save_architecture(model, <save_dir>/<file_stem>)`, which returns the path it wrote (see
-            `check_architecture_saving`).
+        save_architecture: Also save the whole model, architecture included (TensorFlow: `<file_stem>.keras`,
+            loadable with `keras.models.load_model`); see `check_architecture_saving`.
 
     Returns:
         The paths written: the weights first, then the architecture's path if one was saved.
 
     Example:
-        >>> # save_model_files(network.backend, model, "/tmp/run", "model_epoch_3")  -> ['/tmp/run/model_epoch_3.pt']
+        >>> # save_model_files(model_backend(m), m, "/tmp/run", "model_epoch_3")  -> ['/tmp/run/model_epoch_3.pt']
     """
     if not is_main_process():  # a data-parallel run: the weights are the same on every rank; rank 0 writes them
         return []
     os.makedirs(save_dir, exist_ok=True)
-    extension = backend.model_extension
-    path = os.path.join(save_dir, f"{file_stem}.{extension}")
-    temporary = os.path.join(save_dir, f".{file_stem}.tmp-{os.getpid()}.{extension}")
+    path = os.path.join(save_dir, f"{file_stem}.{weights_extension(backend)}")
+    temporary = os.path.join(save_dir, f".{file_stem}.tmp-{os.getpid()}.{backend.model_extension}")
     try:
         written = backend.save_weights(model, temporary) or temporary
         fsync_file(written)
@@ -66,7 +75,38 @@ def save_model_files(backend: Any, model: Any, save_dir: str, file_stem: str,
     fsync_directory(save_dir)
     paths = [path]
     if save_architecture:
-        paths.append(str(backend.save_architecture(model, os.path.join(save_dir, file_stem))))
+        paths.extend(_save_architecture(backend, model, save_dir, file_stem))
+    return paths
+
+
+def _save_architecture(backend: Any, model: Any, save_dir: str, file_stem: str) -> List[str]:
+    """Save the whole model next to its weights: through `backend.save_architecture(model, path_stem)` where the
+    backend has one, else through `fe.backend.save_model(..., save_architecture=True)` into a private staging folder
+    whose architecture file(s) are then moved into `save_dir` (the staged weights are dropped)."""
+    saver = getattr(backend, "save_architecture", None)
+    if callable(saver):
+        return [str(saver(model, os.path.join(save_dir, file_stem)))]
+    from fe_core.backend.models import save_model  # pylint: disable=import-outside-toplevel
+    staging = tempfile.mkdtemp(prefix=f".{file_stem}.architecture-", dir=save_dir)
+    try:
+        weights = os.path.abspath(save_model(model, staging, model_name=file_stem, save_optimizer=False,
+                                             save_architecture=True))
+        paths = []
+        for name in sorted(os.listdir(staging)):
+            source = os.path.join(staging, name)
+            if os.path.abspath(source) == weights or name.endswith("_opt.npz"):
+                continue
+            target = os.path.join(save_dir, name)
+            if os.path.isdir(target) and not os.path.islink(target):
+                shutil.rmtree(target)
+            os.replace(source, target)
+            paths.append(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    if not paths:
+        raise ValueError(f"The {backend.name!r} backend wrote no architecture file for model "
+                         f"{model_name_of(model)!r}")
+    fsync_directory(save_dir)
     return paths
 
 
@@ -99,17 +139,22 @@ def remove_model_files(paths: List[str], inside: Optional[str] = None) -> None:
             _remove_quietly(path)
 
 
-def check_architecture_saving(trace: Trace, backend: Any) -> None:
-    """Raise if `trace.save_architecture` is set but `backend` cannot save architectures.
+def can_save_architecture(backend: Any) -> bool:
+    """Whether `backend` can save whole models (architecture included): TensorFlow can, torch cannot (as in
+    FastEstimator); another backend can by defining `save_architecture(model, path_without_extension) -> path`."""
+    return callable(getattr(backend, "save_architecture", None)) or getattr(backend, "name", None) == "tf"
 
-    A backend supports it by defining `save_architecture(model, path_without_extension) -> path`.
+
+def check_architecture_saving(trace: Trace, backend: Any) -> None:
+    """Raise if `trace.save_architecture` is set but `backend` (the backend of the trace's model) cannot save
+    architectures.
 
     Raises:
         ValueError: Naming the trace and the backend.
     """
-    if getattr(trace, "save_architecture", False) and not callable(getattr(backend, "save_architecture", None)):
+    if getattr(trace, "save_architecture", False) and backend is not None and not can_save_architecture(backend):
         raise ValueError(f"{type(trace).__name__} was asked to save_architecture, but the {backend.name!r} backend "
-                         f"cannot save model architectures; use save_architecture=False")
+                         f"cannot save model architectures (only TensorFlow models can); use save_architecture=False")
 
 
 def _model_saver_freq(frequency: Union[int, str]) -> Freq:
@@ -131,8 +176,9 @@ class ModelSaver(Trace):
     """Save a model's weights during training, every `frequency` epochs (or steps).
 
     Files are named `<model_name>_epoch_<epoch>.<ext>` (or `<model_name>_step_<step>.<ext>` for a step frequency) in
-    `save_dir`, where `<ext>` is the backend's weight format ('pt' for torch, 'weights.h5' for TensorFlow). Each file is
-    written atomically, then `FastEstimator-ModelSaver: Saved model to <path>` is printed. With `max_to_keep`, the
+    `save_dir`, where `<ext>` is FastEstimator's: 'pt' for torch, 'h5' for TensorFlow (Keras 3's weights format under
+    that name; `fe.backend.load_model` and `fe.build(weights_path=...)` read it). Each model is saved through its own
+    framework, whatever the Network's framework is. Each file is written atomically, then `FastEstimator-ModelSaver: Saved model to <path>` is printed. With `max_to_keep`, the
     oldest files this trace saved are deleted once there are more than `max_to_keep`, printing
     `FastEstimator-ModelSaver: Removed model <path> due to file number exceeding max_to_keep`. The list of saved files
     (`saved_files`) is a plain attribute, saved with a checkpoint, so a resumed run goes on deleting the right files.
@@ -145,12 +191,12 @@ class ModelSaver(Trace):
         max_to_keep: How many of the latest saves to keep; None or 0 keeps all.
         weights_name: The prefix used for saving model weights (`<weights_name>_epoch_<epoch>.<ext>`). If None
             model.model_name will be used as a prefix.
-        save_architecture: Also save the whole model through the backend's `save_architecture` (where the backend
-            supports it; checked when training begins).
+        save_architecture: Also save the whole model, architecture included (TensorFlow: `<file stem>.keras`, which
+            `keras.models.load_model` reads without the model's code). Only TensorFlow models can.
 
     Raises:
-        ValueError: If `frequency` is not a positive integer or a recognised frequency string, or `max_to_keep` is
-            negative.
+        ValueError: If `frequency` is not a positive integer or a recognised frequency string, `max_to_keep` is
+            negative, or `save_architecture` is used with a model whose framework cannot save architectures (torch).
 
     Example:
         >>> # ModelSaver(model, save_dir="/tmp/ckpt", frequency=2, max_to_keep=3)  # model_epoch_2.pt, _4, _6, ...
@@ -172,6 +218,8 @@ class ModelSaver(Trace):
             raise ValueError(f"ModelSaver max_to_keep must be None or a non-negative integer, got {max_to_keep!r}")
         freq = _model_saver_freq(frequency)
         super().__init__(mode="train")
+        self.save_architecture = save_architecture
+        check_architecture_saving(self, backend_for_model(model) if save_architecture else None)
         self.model = model
         self.save_dir = save_dir
         self.frequency = frequency
@@ -208,7 +256,7 @@ class ModelSaver(Trace):
         self.saved_files = [[os.path.join(self.save_dir, name) for name in files] for files in state["saved_files"]]
 
     def on_begin(self, data: Data) -> None:
-        check_architecture_saving(self, self.system.network.backend)
+        check_architecture_saving(self, model_backend(self.model) if self.save_architecture else None)
 
     def on_batch_end(self, data: Data) -> None:
         if self.per_step and self.system.global_step % self.every == 0:
@@ -221,7 +269,7 @@ class ModelSaver(Trace):
     def _save(self, file_stem: str) -> None:
         if not self.save_dir:
             return
-        paths = save_model_files(self.system.network.backend, self.model, self.save_dir, file_stem,
+        paths = save_model_files(model_backend(self.model), self.model, self.save_dir, file_stem,
                                  save_architecture=self.save_architecture)
         print(f"FastEstimator-ModelSaver: Saved model to {paths[0]}")
         # a file saved again under the same name (a second fit) is the newest now, not a second entry
