@@ -61,8 +61,10 @@ def test_the_bar_clears_before_each_log_line():
     stream = io.StringIO()
     estimator(traces=[ProgressBar(file=stream, refresh_seconds=0, use_tqdm=False)], log_steps=2, epochs=1).fit()
     text = stream.getvalue()
-    # at steps 1, 2 and 4 the Logger prints, so the bar only clears; at step 3 it draws
-    assert "step 3" in text and "step 2;" not in text and "step 4;" not in text
+    # at steps 1, 2 and 4 the Logger prints, so the bar only clears; at step 3 it draws; the finished bar names step 4
+    assert "step 3" in text and "step 2;" not in text
+    train_line = [line for line in text.split("\r") if "train epoch" in line][-1]
+    assert "4/4 step 4;" in train_line
 
 
 def test_the_bar_is_told_about_steps_only_when_it_redraws(monkeypatch):

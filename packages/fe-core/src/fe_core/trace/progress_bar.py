@@ -1,6 +1,7 @@
 """`ProgressBar`: a live progress line (step, epoch, steps/sec, the latest losses) for interactive runs."""
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from typing import Any, Dict, Iterable, List, Optional, TextIO, Union
@@ -15,11 +16,39 @@ from fe_core.export import fe_export
 __all__ = ["ProgressBar"]
 
 
+def _columns() -> int:
+    """The terminal's width (COLUMNS when set), 80 when unknown."""
+    return max(20, shutil.get_terminal_size((80, 24)).columns)
+
+
+def _bar_width(columns: int) -> int:
+    """A fixed bar width for the terminal: the same on every line, leaving room for the text in narrow terminals."""
+    return 20 if columns >= 100 else 10
+
+
+def fit_postfix(parts: List[str], room: int) -> str:
+    """Join `parts` with '; ', dropping the last ones (the monitored values) until the text fits in `room` columns;
+    the first part (the step) is cut if even it does not fit."""
+    parts = list(parts)
+    while len(parts) > 1 and len("; ".join(parts)) > room:
+        parts.pop()
+    text = "; ".join(parts)
+    return text if len(text) <= room else text[:max(room, 0)]
+
+
 class _PlainBar:
     """A minimal single-line bar for when tqdm is not installed."""
 
     def __init__(self, total: Optional[int], desc: str, file: TextIO) -> None:
         self.total, self.desc, self.file, self.n, self.postfix = total, desc, file, 0, ""
+        self.columns = _columns()
+        self.width = _bar_width(self.columns)
+
+    def room(self) -> int:
+        """Columns left for the postfix."""
+        done = f"{self.total}/{self.total}" if self.total else "0000000"
+        return self.columns - 1 - len(f"{self.desc}: [{'#' * self.width}] {done} ") if self.total else \
+            self.columns - 1 - len(f"{self.desc}: {done} ")
 
     def update(self, count: int) -> None:
         self.n += count
@@ -31,10 +60,11 @@ class _PlainBar:
 
     def refresh(self) -> None:
         done = f"{self.n}/{self.total}" if self.total else str(self.n)
-        width = 20
-        filled = int(width * self.n / self.total) if self.total else 0
+        width = self.width
+        filled = min(width, int(width * self.n / self.total)) if self.total else 0
         bar = f"[{'#' * filled}{'.' * (width - filled)}] " if self.total else ""
-        self.file.write(f"\r\033[K{self.desc}: {bar}{done} {self.postfix}")
+        line = f"{self.desc}: {bar}{done} {self.postfix}".rstrip()
+        self.file.write(f"\r\033[K{line[:self.columns - 1]}")
         self.file.flush()
 
     def clear(self) -> None:
@@ -58,13 +88,28 @@ class _PlainBar:
 class _TqdmBar:
     """tqdm with one rate (fe's steps/s in the postfix; tqdm's own it/s is not shown)."""
 
-    FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]"
+    FORMAT = "{desc}: {percentage:3.0f}%|{bar:WIDTH}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]"
+    FORMAT_NARROW = "{desc}: {percentage:3.0f}%|{bar:WIDTH}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"  # < 80 cols
     FORMAT_NO_TOTAL = "{desc}: {n_fmt} [{elapsed}{postfix}]"
 
     def __init__(self, tqdm: Any, total: Optional[int], desc: str, file: TextIO) -> None:
         self.tqdm = tqdm
-        self.bar = tqdm(total=total, desc=desc, file=file, leave=True, dynamic_ncols=True, mininterval=0.1,
-                        bar_format=self.FORMAT if total else self.FORMAT_NO_TOTAL)
+        self.columns = _columns()
+        self.width = _bar_width(self.columns)
+        self.total, self.desc = total, desc
+        # a fixed bar width: the same on every line, whatever the text after it; the text is fitted to the terminal
+        self.narrow = self.columns < 80  # no time-remaining estimate: room for the step and the losses
+        bar_format = (self.FORMAT_NARROW if self.narrow else self.FORMAT).replace("WIDTH", str(self.width))
+        self.bar = tqdm(total=total, desc=desc, file=file, leave=True, ncols=self.columns, mininterval=0.1,
+                        bar_format=bar_format if total else self.FORMAT_NO_TOTAL)
+
+    def room(self) -> int:
+        """Columns left for the postfix (tqdm adds ', ' before it)."""
+        total = self.total or 0
+        times = "00:00" if self.narrow else "00:00<00:00"  # elapsed (and remaining) under an hour
+        fixed = len(f"{self.desc}: 100%|{'#' * self.width}| {total}/{total} [{times}, ]") if total else \
+            len(f"{self.desc}: 0000000 [00:00, ]")
+        return self.columns - 1 - fixed
 
     @property
     def n(self) -> int:
@@ -169,6 +214,8 @@ class ProgressBar(Trace):
         self._last_draw = 0.0
         self._steps_at_draw = 0
         self._count = 0
+        self._rate: Optional[float] = None
+        self._values: Dict[str, float] = {}
 
     def get_state(self) -> Dict[str, Any]:
         """Checkpoint state: none (a bar is display only)."""
@@ -191,6 +238,8 @@ class ProgressBar(Trace):
         self._last_draw = time.perf_counter()
         self._steps_at_draw = 0
         self._count = 0
+        self._rate: Optional[float] = None
+        self._values: Dict[str, float] = {}
 
     def _epoch_steps(self) -> Optional[int]:
         """How many steps this epoch runs over all its datasets (None when a loader has no length)."""
@@ -224,19 +273,29 @@ class ProgressBar(Trace):
         rate = (self._count - self._steps_at_draw) / (now - self._last_draw)
         self._last_draw, self._steps_at_draw = now, self._count
         bar.update(self._count - bar.n)
-        parts = [f"step {system.global_step}" if system.mode == "train" else f"batch {system.batch_idx}",
-                 f"{rate:.1f} steps/s"]
+        self._rate = rate
         for key in self.monitor_names or []:
             if key in data:
                 value = np.asarray(data[key])
                 if value.size == 1:
-                    parts.append(f"{key} {float(value):.4g}")
-        bar.set_postfix_str("; ".join(parts), refresh=True)
+                    self._values[key] = float(value)
+        bar.set_postfix_str(self._postfix(), refresh=True)
+
+    def _postfix(self) -> str:
+        """'step 77; 12.3 steps/s; ce 0.2345' (the current step or batch), fitted to the terminal."""
+        system = self.system
+        parts = [f"step {system.global_step}" if system.mode == "train" else f"batch {system.batch_idx}"]
+        if self._rate is not None:
+            parts.append(f"{self._rate:.1f} steps/s")
+        parts += [f"{key} {value:.4g}" for key, value in self._values.items()]
+        return fit_postfix(parts, self._bar.room())
 
     def on_epoch_end(self, data: Data) -> None:
         if self._bar is not None:
             self._release_stdout()
             self._bar.update(self._count - self._bar.n)
+            if self._count:  # the finished bar names the epoch's last step, not the one of the last redraw
+                self._bar.set_postfix_str(self._postfix(), refresh=False)
             self._bar.close()
             self._bar = None
 
