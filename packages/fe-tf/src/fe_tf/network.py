@@ -8,7 +8,10 @@ A configuration is identified by: mode, ds_id, warmup, eager, the ops (by identi
 `trainable` flag, the models' current optimizers, the active MirroredStrategy, and for gradient accumulation the
 phase of each `UpdateOp(merge_grad=n)` (accumulate or apply). The epoch goes in as a tensor argument; mode, warmup and
 the other plain state live in the traced function's closure. The first batch fixes the input signature with an
-unknown batch dimension, so a smaller last batch does not trigger a new trace.
+unknown batch dimension, so a smaller last batch does not trigger a new trace. Where the ops need a concrete batch size
+(user code such as `tf.random.normal(shape=x.shape)`, which cannot take an unknown dimension), that trace fails and the
+configuration is traced with the batches' own shapes instead, once per distinct shape, as FastEstimator's
+`tf.function` traces every step (a smaller last batch then costs one more trace).
 
 `trace_count` counts how many times a step body has been traced (once per replica under a MirroredStrategy), so
 tests and benchmarks can check that later epochs add none.
@@ -27,6 +30,7 @@ in FastEstimator (eagerly for one dict, else one graph per configuration).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -40,6 +44,7 @@ from fe_core.op.tensorop.tensorop import TensorOp
 from fe_tf.distribute import (active_data_parallel_strategy, batch_size_of, distribute_batch, fill_batch,
                               local_replicas, merge_replica_results, trim_results)
 from fe_tf.kernels import expected_input_hint, prepare_accumulators
+from fe_tf.model_building import build_optimizers_of, model_is_built, needs_building
 from fe_core.export import fe_export
 
 __all__ = ["TFNetwork"]
@@ -61,8 +66,9 @@ def _trainable_flags(models: Sequence[Any]) -> Tuple[bool, ...]:
     return tuple(flags)
 
 
-def _input_signature(batch: Dict[str, Any]) -> Optional[Dict[str, tf.TensorSpec]]:
-    """TensorSpecs for a batch with an unknown batch dimension, or None when some value has no plain spec."""
+def _input_signature(batch: Dict[str, Any], relaxed: bool = True) -> Optional[Dict[str, tf.TensorSpec]]:
+    """TensorSpecs for a batch, with an unknown batch dimension when `relaxed` (else the batch's own shapes), or None
+    when some value has no plain spec."""
     specs = {}
     for key, value in batch.items():
         try:
@@ -71,7 +77,7 @@ def _input_signature(batch: Dict[str, Any]) -> Optional[Dict[str, tf.TensorSpec]
             return None
         if not isinstance(spec, tf.TensorSpec):
             return None
-        if spec.shape.rank:
+        if relaxed and spec.shape.rank:
             spec = tf.TensorSpec([None] + spec.shape.as_list()[1:], spec.dtype)
         specs[key] = spec
     return specs
@@ -196,6 +202,8 @@ class _StepProgram:
         self.persistent = persistent
         self.strategy = strategy
         self.graphs: List[_Graph] = []
+        # Whether the ops need the batch's concrete shapes (tracing with an unknown batch dimension failed once).
+        self.concrete_shapes = False
         # A warmup configuration runs its first step eagerly: the Estimator's warmup runs one step per configuration,
         # and a graph traced for it would never be used again (training and eval steps are other configurations).
         self.eager_first_step = bool(state.get("warmup"))
@@ -252,14 +260,27 @@ class _StepProgram:
                 if graph.specs is not None and _fits(graph.specs, batch):
                     self.graphs.append(self.graphs.pop(index))  # most recently used last
                     return _call_graph(graph, batch, epoch)
-        specs = _input_signature(batch)
+        specs = _input_signature(batch, relaxed=not self.concrete_shapes)
         if specs is None:
             graph = _Graph(None, _traced(self.body, reduce_retracing=True), None)
+        elif self.concrete_shapes:
+            graph = self._trace(specs)
         else:
-            function = _traced(self.body, input_signature=[specs, tf.TensorSpec([], tf.int64)])
-            graph = _Graph(specs, function, function.get_concrete_function())
+            try:
+                graph = self._trace(specs)
+            except Exception:  # pylint: disable=broad-except
+                # Code that needs a concrete batch size (`tf.random.normal(shape=x.shape)`): trace with the batch's
+                # own shapes from now on, one graph per distinct shape, as FastEstimator's tf.function does. Code
+                # that fails either way raises its error from this trace.
+                graph = self._trace(_input_signature(batch, relaxed=False))
+                self.concrete_shapes = True
         self.graphs.append(graph)
         return _call_graph(graph, batch, epoch)
+
+    def _trace(self, specs: Dict[str, tf.TensorSpec]) -> _Graph:
+        """A `tf.function` of the body for `specs`, traced now."""
+        function = _traced(self.body, input_signature=[specs, tf.TensorSpec([], tf.int64)])
+        return _Graph(specs, function, function.get_concrete_function())
 
     def _run_distributed(self, batch: Dict[str, Any], epoch: tf.Tensor, eager: bool) -> Dict[str, Any]:
         strategy = self.strategy
@@ -313,6 +334,7 @@ class TFNetwork(BaseNetwork):
         self._merge_ops: List[Any] = []
         self._epoch_tensor: Optional[tf.Tensor] = None
         self._strategy: Optional[tf.distribute.Strategy] = None
+        self._unbuilt: List[Any] = []  # models of this epoch without weights or optimizer state yet
 
     # ------------------------------------------------------------------ epoch context
     def _begin_epoch(self) -> None:
@@ -323,6 +345,7 @@ class TFNetwork(BaseNetwork):
             op for op in self.ctx_ops if getattr(op, "kernel_name", None) == "update" and op.merge_grad > 1]
         for op in self._merge_ops:
             prepare_accumulators(op, self._strategy)
+        self._unbuilt = [model for model in self.ctx_models if needs_building(model)]
         self._epoch_key = (
             self.ctx_mode, self.ctx_ds_id, state["warmup"], state["eager"],
             tuple(id(op) for op in self.ctx_ops),
@@ -350,7 +373,32 @@ class TFNetwork(BaseNetwork):
         return program
 
     # ------------------------------------------------------------------ stepping
+    def _build_models(self, batch: Dict[str, Any]) -> None:
+        """Give models without weights (a Sequential without Input, a subclassed model) their weights, then their
+        optimizers their state, before the first step uses them, as Keras' `fit` does: one eager pass of the ops on
+        this batch in warmup mode, without the UpdateOps, in the strategy's scope."""
+        pending, self._unbuilt = self._unbuilt, []
+        if not all(model_is_built(model) for model in pending):
+            state = {name: value for name, value in self.ctx_state.items() if name not in _PLAIN_STATE_EXCLUDED}
+            state.update(warmup=True, merge_apply={}, fe_epoch=self.ctx_epoch)
+            probe = _StepProgram(self, state, (), True, None)
+            plan = self.ctx_op_plan
+            self.ctx_op_plan = [entry for entry in plan if getattr(entry[0], "kernel_name", None) != "update"]
+            scope = self._strategy.scope() if self._strategy is not None else contextlib.nullcontext()
+            try:
+                with scope:
+                    probe.body({key: tf.convert_to_tensor(value) for key, value in batch.items()},
+                               self._epoch_tensor)
+            finally:
+                self.ctx_op_plan = plan
+        for model in pending:
+            build_optimizers_of(model, self._strategy)
+        for op in self._merge_ops:  # their gradient accumulators need the model's variables
+            prepare_accumulators(op, self._strategy)
+
     def _run_step(self, batch: Dict[str, Any]) -> Dict[str, Any]:
+        if self._unbuilt:
+            self._build_models(batch)
         merge_ops = self._merge_ops
         if merge_ops:
             phase = tuple((op.fe_backend_state["count"] + 1) % op.merge_grad == 0 for op in merge_ops)
