@@ -9,10 +9,18 @@ from typing import Iterator  # noqa: E402
 
 import pytest  # noqa: E402
 
+if os.environ.get("TF_USE_LEGACY_KERAS", "").strip().lower() in ("1", "true"):  # the tf-keras2 suite
+    import sys  # noqa: E402
+
+    import tf_keras  # noqa: E402
+
+    sys.modules["keras"] = tf_keras  # the tests' `import keras` is then tf.keras (Keras 2), as fe_tf's; never mixed
+
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from fe_core.build import reset_build_count  # noqa: E402
+from fe_tf._keras import dtype_policy, set_dtype_policy  # noqa: E402
 
 tf.get_logger().setLevel("ERROR")
 
@@ -22,6 +30,6 @@ def fresh_names_and_seed() -> Iterator[None]:
     """Every test starts with model names from 'model', seed 0, the float32 policy and no strategy."""
     reset_build_count()
     keras.utils.set_random_seed(0)
-    policy = keras.config.dtype_policy()
+    policy = dtype_policy()
     yield
-    keras.config.set_dtype_policy(policy)
+    set_dtype_policy(policy)

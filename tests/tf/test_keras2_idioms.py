@@ -239,3 +239,19 @@ def test_killed_tf_keras_run_resumes_bitwise(tmp_path: Any, optimizer_fn: Callab
     assert len(resumed) == len(reference)
     for got, want in zip(resumed, reference):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("optimizer_fn", [lambda: tf.keras.optimizers.legacy.Adam(0.01), "adam"],
+                         ids=["legacy", "current"])
+def test_loss_scale_state_is_saved_and_restored(tmp_path: Any, optimizer_fn: Any) -> None:
+    data = features(16, seed=8, shape=(4, 4))
+    model = build(model_fn=reshape_model, optimizer_fn=optimizer_fn, mixed_precision=True)
+    fit(model, data, epochs=1)
+    optimizer = model.current_optimizer
+    path = save_model(model, str(tmp_path), "mp", save_optimizer=True)
+    scale, good_steps = float(optimizer.loss_scale.numpy()), int(optimizer.dynamic_counter.numpy())
+    assert good_steps > 0 and scale > 1.0  # the state the steps left (good steps since the last scale change)
+    optimizer.dynamic_counter.assign(0)
+    optimizer._loss_scale._current_loss_scale.assign(1.0)  # pylint: disable=protected-access
+    load_model(model, path, load_optimizer=True)
+    assert float(optimizer.loss_scale.numpy()) == scale and int(optimizer.dynamic_counter.numpy()) == good_steps

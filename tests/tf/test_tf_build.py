@@ -27,6 +27,7 @@ def test_optimizer_names_give_keras_optimizers_with_fastestimator_defaults(name:
     assert model.fe_compiled and model.model_name == "model" and model.mixed_precision is False
 
 
+@pytest.mark.keras3  # Keras 3's names (variable.path, keras.config, keras.random)
 def test_optimizers_are_built_before_the_first_step() -> None:
     model = build(model_fn=dense_model, optimizer_fn="adam")
     slots = [variable for variable in model.optimizer.variables if "momentum" in variable.path]
@@ -79,6 +80,7 @@ def test_weights_path_loads_weights(tmp_path: "os.PathLike[str]") -> None:
         build(model_fn=dense_model, optimizer_fn="adam", weights_path=os.path.join(str(tmp_path), "missing.weights.h5"))
 
 
+@pytest.mark.keras3  # Keras 3's names (variable.path, keras.config, keras.random)
 def test_mixed_precision_builds_float16_layers_with_loss_scaling_and_restores_the_policy() -> None:
     seen = []
 

@@ -96,6 +96,7 @@ def test_learning_rate_changes_take_effect_in_the_traced_step_without_retracing(
         backend.get_lr(build(model_fn=_model_fn, optimizer_fn=None))
 
 
+@pytest.mark.keras3  # Keras 3's names (variable.path, keras.config, keras.random)
 def test_random_state_round_trip() -> None:
     backend = get_backend("tf")
     tf.random.get_global_generator().normal([2])  # make sure the global generator exists

@@ -5,6 +5,7 @@ import os
 
 import keras
 import numpy as np
+import pytest
 
 from fe_core.framework import get_backend
 from fe_core.build import build
@@ -37,6 +38,7 @@ class LossRecorder(Trace):
         self.losses.append(float(data["ce"]))
 
 
+@pytest.mark.keras3  # Keras 3's LossScaleOptimizer names (dynamic_scale, variable.path)
 def test_mixed_precision_trains_with_a_loss_scaled_optimizer(tmp_path: "os.PathLike[str]") -> None:
     model = build(model_fn=_model_fn, optimizer_fn=lambda: keras.optimizers.Adam(0.01), mixed_precision=True)
     assert model.layers[0].compute_dtype == "float16" and model.layers[0].kernel.dtype == "float32"

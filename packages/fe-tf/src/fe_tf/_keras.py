@@ -21,7 +21,8 @@ import tensorflow as tf
 
 __all__ = ["keras", "layers", "ops", "KERAS2", "KERAS_PACKAGE", "model_types", "variable_types", "optimizer_types", "dtype_policy",
            "set_dtype_policy", "compute_dtype", "optimizer_variables", "build_optimizer", "variable_path",
-           "keras3_model_under_keras2", "KERAS2_HINT", "keras2_hint", "add_keras2_hint"]
+           "keras3_model_under_keras2", "KERAS2_HINT", "keras2_hint", "add_keras2_hint", "use_generator_rng",
+           "random_state_variables"]
 
 
 def _resolve() -> Tuple[Any, str]:
@@ -135,6 +136,36 @@ def build_optimizer(optimizer: Any, variables: Sequence[Any]) -> None:
     else:  # tf-keras' legacy OptimizerV2 (also behind a LossScaleOptimizer) creates its slots on first use otherwise
         target = getattr(optimizer, "inner_optimizer", optimizer)
         target._create_all_weights(list(variables))  # pylint: disable=protected-access
+
+
+def use_generator_rng() -> None:
+    """On tf-keras, make random layers (Dropout, ...) draw from a seeded `tf.random.Generator` each, whose state is a
+    variable fe saves with the model (`random_state_variables`), so a resumed run continues their random streams.
+
+    tf-keras' default, TensorFlow's stateful random ops, keeps that state inside the traced ops where nothing can save
+    it. Keras 3 always uses seed generators (saved as model variables). Seeded runs stay reproducible: each layer's
+    generator is seeded from Keras' seed (`tf.keras.utils.set_random_seed`).
+    """
+    if KERAS2:
+        keras.backend.experimental.enable_tf_random_generator()
+
+
+def random_state_variables(model: Any) -> List[Any]:
+    """tf-keras: the states of the `tf.random.Generator`s of the model's random layers (created now if need be), in
+    layer order; [] on Keras 3, where they are model variables already."""
+    if not KERAS2:
+        return []
+    found: List[Any] = []
+    flatten = getattr(model, "_flatten_layers", None)
+    for layer in (flatten(include_self=True, recursive=True) if flatten is not None else [model]):
+        generator = getattr(layer, "_random_generator", None)
+        if generator is None or getattr(generator, "_rng_type", None) != "stateful":
+            continue
+        generator._maybe_init()  # pylint: disable=protected-access
+        state = getattr(getattr(generator, "_generator", None), "state", None)
+        if state is not None:
+            found.append(state)
+    return found
 
 
 def variable_path(variable: Any) -> str:

@@ -29,7 +29,7 @@ from fe_core.framework import Backend, StateReducer
 from fe_core.schedule import Scheduler
 from fe_tf import checkpoint
 from fe_tf._keras import (KERAS2, KERAS_PACKAGE, add_keras2_hint, keras, keras3_model_under_keras2, model_types,
-                          variable_types)
+                          use_generator_rng, variable_types)
 from fe_tf.distribute import (MIRRORED_STRATEGY_REDUCER, active_data_parallel_strategy, ensure_multi_gpu_strategy,
                               ensure_multi_worker_strategy)
 from fe_tf.kernels import TFKernels, prepare_accumulators
@@ -110,6 +110,7 @@ class TFBackend(TFKernels, Backend):
         for Keras 2 model code gets one more line naming the tf-keras route (`fe_tf._keras.KERAS2_HINT`)."""
         ensure_multi_worker_strategy()  # before anything that starts TensorFlow's context
         ensure_multi_gpu_strategy()
+        use_generator_rng()  # tf-keras: random layers with state fe can checkpoint
         with precision_policy(mixed_precision):
             try:
                 yield

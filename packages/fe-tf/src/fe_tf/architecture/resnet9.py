@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Tuple
 
 from fe_core.export import fe_export
-from fe_tf._keras import keras, layers
+from fe_tf._keras import KERAS2, keras, layers
 
 __all__ = ["ResNet9", "residual"]
 
@@ -15,7 +15,7 @@ def _conv_block(x: keras.KerasTensor, channels: int, pool: bool = False) -> kera
     if pool:
         x = layers.MaxPool2D()(x)
     x = layers.BatchNormalization(momentum=0.8)(x)
-    return layers.LeakyReLU(negative_slope=0.1)(x)
+    return layers.LeakyReLU(**{"alpha" if KERAS2 else "negative_slope": 0.1})(x)  # Keras 2 names it alpha
 
 
 @fe_export("fe.architecture.tensorflow.resnet9.residual")
