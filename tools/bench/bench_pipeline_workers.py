@@ -21,16 +21,22 @@ Workloads (OMP_NUM_THREADS=1, OpenCV on one thread, every epoch shuffled):
 Configurations are timed round-robin, `--repeats` epochs each after a warm-up epoch (which starts the workers); the
 table gives the median and best rates and their ratios to the workload's reference. Targets on a 2-core machine:
 fe with 2 processes >= 1.6x fe with 0 and >= 0.95x the 2-worker DataLoader; fit >= 0.9x the slower of its parts.
+A second table gives the CPU time per sample of the trainer and of its workers (and the wall time), each
+configuration run alone: on a machine shared with other jobs, where Linux gives each session (autogroup) its share of
+the cores whatever its number of processes, wall-clock speed-ups cannot show, but the CPU cost of the workers'
+bookkeeping can.
 """
 from __future__ import annotations
 
 import os
 
 os.environ["OMP_NUM_THREADS"] = "1"
+os.environ["FE_PIPELINE_MIN_WORKER_SAMPLES"] = "0"  # the workers take every epoch measured here, however small
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import io  # noqa: E402
+import resource  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -113,6 +119,18 @@ def torch_datasets(x: np.ndarray, y: np.ndarray, paths: np.ndarray) -> Dict[str,
     return {"cifar": Cifar(), "decode": Decode()}
 
 
+@contextlib.contextmanager
+def _closing(loader: Any) -> Any:
+    """Shut a DataLoader's persistent workers down (and reap them) when the block ends."""
+    try:
+        yield
+    finally:
+        iterator = getattr(loader, "_iterator", None)
+        if iterator is not None:
+            iterator._shutdown_workers()  # pylint: disable=protected-access
+        loader._iterator = None  # pylint: disable=protected-access
+
+
 def torch_loader(dataset: Any, batch_size: int, workers: int) -> Any:
     import torch.utils.data  # pylint: disable=import-outside-toplevel
     return torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=workers,
@@ -151,6 +169,28 @@ def torch_epoch_rate(loader: Any) -> Callable[[], float]:
             produced += len(batch["x"])
         return produced / (time.perf_counter() - start)
     return run
+
+
+def _cpu_seconds() -> Dict[str, float]:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"trainer": own.ru_utime + own.ru_stime, "workers": children.ru_utime + children.ru_stime,
+            "wall": time.perf_counter()}
+
+
+def cpu_cost(open_run: Callable[[], Any], epochs: int, samples: int) -> List[float]:
+    """CPU microseconds per sample in the trainer and in its workers, and wall microseconds per sample.
+
+    `open_run()` returns (a context manager that owns the workers, a function running one epoch): the workers are
+    joined when the context closes, so their CPU time shows in RUSAGE_CHILDREN. On a machine shared with other jobs
+    (and Linux's per-session autogroup scheduling) wall time cannot show a speed-up that CPU time does.
+    """
+    before = _cpu_seconds()
+    context, run = open_run()
+    with context:
+        for _ in range(epochs):
+            run()
+    after = _cpu_seconds()
+    return [1e6 * (after[key] - before[key]) / (epochs * samples) for key in ("trainer", "workers", "wall")]
 
 
 def round_robin(configurations: Dict[str, Callable[[], float]], repeats: int) -> Dict[str, List[float]]:
@@ -236,7 +276,6 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.samples, args.images, args.repeats = 1024, 128, 1
-        os.environ["FE_PIPELINE_MIN_WORKER_SAMPLES"] = "0"
 
     import albumentations  # pylint: disable=import-outside-toplevel
     import cv2  # pylint: disable=import-outside-toplevel
@@ -249,6 +288,7 @@ def main() -> None:
     print(machine_line(albumentations=albumentations.__version__, opencv=cv2.__version__, torch=torch.__version__))
     print(f"load average at start: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     rows: List[List[str]] = []
+    cpu_rows: List[List[str]] = []
     notes: List[str] = []
     with tempfile.TemporaryDirectory() as directory, contextlib.ExitStack() as stack:
         paths = write_images(directory, args.images)
@@ -268,6 +308,19 @@ def main() -> None:
                 configurations[f"torch DataLoader workers={workers}"] = torch_epoch_rate(loader)
             rates = round_robin(configurations, args.repeats)
             rows += summarize(workload, rates, "fe num_process=0", unit="samples/s")
+            samples = len(x) if workload == "cifar" else len(paths)
+            for num_process in (0, 2):
+                def open_fe(num_process: int = num_process) -> Any:
+                    pipeline = make(num_process)
+                    return pipeline.workers(), fe_epoch_rate(pipeline)
+                cpu_rows.append([workload, f"fe num_process={num_process}"] + [
+                    f"{value:,.0f}" for value in cpu_cost(open_fe, args.repeats, samples)])
+            for workers in (0, 2):
+                def open_torch(workers: int = workers) -> Any:
+                    loader = torch_loader(datasets[workload], batch_size, workers)
+                    return _closing(loader), torch_epoch_rate(loader)
+                cpu_rows.append([workload, f"torch DataLoader workers={workers}"] + [
+                    f"{value:,.0f}" for value in cpu_cost(open_torch, args.repeats, samples)])
             notes.append(f"{workload}:")
             notes += ratio_rows(rates, [("fe num_process=2", "fe num_process=0", 1.6),
                                         ("fe num_process=2", "torch DataLoader workers=2", 0.95)])
@@ -275,6 +328,9 @@ def main() -> None:
         rows += fit_overlap(x, y, args.repeats)
     print_table(rows)
     print("\n".join(notes))
+    if cpu_rows:
+        print("\nCPU per sample (us; workers' time counted once they exit), and wall time per sample:")
+        print_table(cpu_rows, header=("workload", "configuration", "trainer CPU", "workers CPU", "wall"))
     print(f"load average at end: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
 
 
