@@ -64,4 +64,4 @@ def test_state_keeps_collected_predictions_and_the_fitted_calibrator():
     fresh = PBMCalibrator("y", "p")
     set_object_state(fresh, state)
     np.testing.assert_allclose(fresh.calibrator(probs), trace.calibrator(probs))
-    np.testing.assert_array_equal(np.concatenate(fresh.y_true), labels)
+    np.testing.assert_array_equal(np.asarray(fresh.y_true), labels)  # one entry per sample, as FastEstimator

@@ -109,8 +109,9 @@ def test_instance_tracker_keeps_highest_lowest_and_listed_indices():
     end = Data()
     trace.on_end(end)
     graphs = end["ce_by_idx"]
-    assert sorted(summary.name for summary in graphs) == ["2", "4"]  # 4 is highest, 2 lowest (and listed)
-    four = next(summary for summary in graphs if summary.name == "4")
+    # named by the raw index, as FastEstimator does (ints stay ints): 4 is highest, 2 lowest (and listed)
+    assert sorted(summary.name for summary in graphs) == [2, 4]
+    four = next(summary for summary in graphs if summary.name == 4)
     assert dict(four.history["eval"]["ce"]) == {10: pytest.approx(2.0), 20: pytest.approx(3.0)}
     assert system.custom_graphs["ce_by_idx"] == graphs
     with pytest.raises(ValueError, match="n_max_to_keep"):
@@ -125,15 +126,19 @@ def test_label_tracker_reports_mean_with_std_and_range():
               system=system)
     end = Data()
     trace.on_end(end)
-    std_graphs, range_graphs, mean_graphs = end["ce_by_y"]
-    cat = next(summary for summary in std_graphs if summary.name == "cat")
-    value = cat.history["eval"]["ce"][7]
+    # one Summary per label, holding every bound under FastEstimator's keys
+    graphs = end["ce_by_y"]
+    assert sorted(summary.name for summary in graphs) == ["cat", "dog"]
+    cat = next(summary for summary in graphs if summary.name == "cat")
+    value = cat.history["eval"]["ce ($\\mu \\pm \\sigma$)"][7]
     assert isinstance(value, ValWithError)
     expected = np.array([1.0, 3.0, 2.0])
-    assert value.y == pytest.approx(expected.mean()) and value.y_max - value.y == pytest.approx(expected.std())
-    dog_range = next(summary for summary in range_graphs if summary.name == "dog").history["eval"]["ce"][7]
+    assert value.y == pytest.approx(expected.mean()) and value.y_max - value.y == pytest.approx(expected.std(ddof=1))
+    dog = next(summary for summary in graphs if summary.name == "dog")
+    dog_range = dog.history["eval"]["ce ($min, \\mu, max$)"][7]
     assert (dog_range.y_min, dog_range.y, dog_range.y_max) == (5.0, 6.0, 7.0)
-    assert next(s for s in mean_graphs if s.name == "dog").history["eval"]["ce"][7] == 6.0
+    assert dog.history["eval"]["ce"][7] == 6.0
+    assert set(trace.label_summaries) == {"cat", "dog"}
     with pytest.raises(ValueError, match="bounds"):
         LabelTracker("y", "ce", bounds="var")
 
@@ -147,5 +152,5 @@ def test_trackers_history_survives_a_checkpoint():
     set_object_state(fresh, get_object_state(trace))
     end = Data()
     fresh.on_end(end)
-    assert {s.name: s.history["eval"]["ce"][1] for s in end["ce_by_y"]} == {"0": 1.0, "1": 2.0}
+    assert {s.name: s.history["eval"]["ce"][1] for s in end["ce_by_y"]} == {0: 1.0, 1: 2.0}
     assert fresh_system.custom_graphs

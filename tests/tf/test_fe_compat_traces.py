@@ -43,3 +43,25 @@ def test_best_model_saver_runs_without_a_system(tmp_path: Path, capsys: pytest.C
     saver.on_epoch_end(second)
     assert dict(second.read_logs()) == {"since_best_acc": 1, "max_acc": 0.5}
     assert "Saved model to" in capsys.readouterr().out
+
+
+def test_trackers_and_calibration_take_tf_tensors() -> None:
+    from fe_core.summary.system import System  # pylint: disable=import-outside-toplevel
+    from fe_core.trace.metric import CalibrationError  # pylint: disable=import-outside-toplevel
+    from fe_core.trace.xai import InstanceTracker, LabelTracker  # pylint: disable=import-outside-toplevel
+    instances = InstanceTracker(index="idx", metric="ce", n_max_to_keep=1, n_min_to_keep=0, mode="train")
+    labels = LabelTracker(label="y", metric="ce", bounds=None, mode="train")
+    for trace in (instances, labels):
+        trace.system = System(network=None, pipeline=None, traces=[trace], mode="train", ds_id="")
+        trace.system.epoch_idx, trace.system.global_step = 1, 4
+        trace.on_epoch_begin(Data())
+        trace.on_batch_end(Data({"idx": tf.constant([3, 4]), "y": tf.constant([1, 1]),
+                                 "ce": tf.constant([0.25, 0.75])}))
+        trace.on_epoch_end(Data())
+    assert dict(instances.index_history["train"]) == {3: [(4, 0.25)], 4: [(4, 0.75)]}
+    assert list(labels.label_summaries) == [1]
+    assert labels.label_summaries[1].history["train"]["ce"][4] == pytest.approx(0.5)
+    error = CalibrationError(true_key="y", pred_key="p")
+    logs = drive(error, {"y": tf.constant(0), "p": tf.constant([1.0, 0.0])},
+                 {"y": tf.constant([1]), "p": tf.constant([[0.0, 1.0]])})
+    assert float(logs["calibration_error"]) == 0.0

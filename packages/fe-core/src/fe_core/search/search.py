@@ -9,16 +9,21 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import numpy as np
 
+from fe_core.config_error import ConfigurationError
 from fe_core.checkpoint.hashed_file import write_hashed_file
 from fe_core.export import fe_export
 
-__all__ = ["Search", "SearchError", "to_plain", "read_search_state"]
+__all__ = ["Search", "SearchError", "MissingSearchError", "to_plain", "read_search_state"]
 
 _STATE_FORMAT = 1
 
 
-class SearchError(ValueError, AssertionError):
+class SearchError(ConfigurationError):
     """A search was set up or queried wrongly (FastEstimator raises AssertionError there; this is both)."""
+
+
+class MissingSearchError(FileNotFoundError, ValueError):
+    """`Search.load` found no saved search (FastEstimator raises ValueError there; this is both)."""
 
 
 def to_plain(value: Any) -> Any:
@@ -79,6 +84,7 @@ class Search:
         self.eval_fn = eval_fn
         self.name = name
         self.search_summary: List[Dict[str, Dict[str, Any]]] = []
+        self.search_idx = 0  # the number of the latest evaluation (FastEstimator's counter)
         self.save_dir: Optional[str] = None
         self.best_mode: Optional[str] = None
         self.optimize_field: Optional[str] = None
@@ -123,13 +129,18 @@ class Search:
             known = {key: value for key, value in entry["param"].items() if key != "search_idx"}
             if known == params:
                 return entry["result"]
-        search_idx = len(self.search_summary) + 1
+        self.search_idx = max(int(self.search_idx), self._last_search_idx()) + 1
+        search_idx = self.search_idx
         result = self.process_results(self.eval_fn(search_idx=search_idx, **kwargs))
         self.search_summary.append({"param": {**params, "search_idx": search_idx}, "result": result})
         print(f"FastEstimator-Search: Evaluated {params}, result: {result}")
         if self.save_dir is not None:
             self.save(self.save_dir)
         return result
+
+    def _last_search_idx(self) -> int:
+        """The highest `search_idx` among the recorded evaluations (0 when there are none)."""
+        return max((int(entry["param"].get("search_idx", 0)) for entry in self.search_summary), default=0)
 
     # ------------------------------------------------------------------ results
     def _optimize_field(self, optimize_field: Optional[str]) -> str:
@@ -195,16 +206,18 @@ class Search:
             not_exist_ok: Do nothing when the file does not exist (instead of raising).
 
         Raises:
-            FileNotFoundError: If the file does not exist and `not_exist_ok` is False.
+            FileNotFoundError: If the file does not exist and `not_exist_ok` is False (a `MissingSearchError`, also
+                the ValueError FastEstimator raises).
             ValueError: If the file is not a search state.
         """
         path = os.path.join(load_dir, f"{self.name}.json")
         if not os.path.exists(path):
             if not_exist_ok:
                 return
-            raise FileNotFoundError(f"No saved search {self.name!r} in {load_dir!r} (looked for {path})")
+            raise MissingSearchError(f"No saved search {self.name!r} in {load_dir!r} (looked for {path})")
         state = read_search_state(path)
         self.search_summary = state["search_summary"]
+        self.search_idx = self._last_search_idx()
         print(f"FastEstimator-Search: Loaded {len(self.search_summary)} evaluation(s) of {self.name!r} from {path}")
 
     # ------------------------------------------------------------------ running

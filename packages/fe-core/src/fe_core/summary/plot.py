@@ -109,7 +109,8 @@ def _smooth(values: np.ndarray, sigma: float) -> np.ndarray:
 
 def _curve_names(summaries: List[Summary]) -> List[str]:
     """Each summary's name for the legend ('run 2' when unnamed), made unique with '#n' where names repeat."""
-    names = [str(summary.name) if summary.name else f"run {index + 1}" for index, summary in enumerate(summaries)]
+    names = [str(summary.name) if summary.name is not None and summary.name != "" else f"run {index + 1}"
+             for index, summary in enumerate(summaries)]
     return [f"{name} #{index + 1}" if names.count(name) > 1 else name for index, name in enumerate(names)]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from time import perf_counter
-from typing import Any, DefaultDict, Dict, Iterable, List, Tuple, Union
+from typing import Any, DefaultDict, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -15,7 +15,7 @@ from fe_core.containers import to_set
 from fe_core.data import Data, DSData
 from fe_core.distributed.communicator import get_communicator
 from fe_core.distributed.reduce import weighted_means
-from fe_core.trace.trace import Trace
+from fe_core.trace.trace import Trace, attached_system, current_ds_id
 from fe_core.export import fe_export
 
 __all__ = ["TrainEssential", "EvalEssential", "TestEssential"]
@@ -55,6 +55,44 @@ class TrainEssential(Trace):
         self._step_start = now
         self._elapsed = 0.0  # training time since the last log step, carried over epoch boundaries
         self._last_log_step = 0
+
+    # FastEstimator's attribute names (perf_counter times; elapse_times: training time since the last log step)
+    @property
+    def train_start(self) -> float:
+        """When training began (`time.perf_counter()`)."""
+        return self._train_start
+
+    @train_start.setter
+    def train_start(self, value: float) -> None:
+        self._train_start = value
+
+    @property
+    def epoch_start(self) -> float:
+        """When the current epoch began (`time.perf_counter()`)."""
+        return self._epoch_start
+
+    @epoch_start.setter
+    def epoch_start(self, value: float) -> None:
+        self._epoch_start = value
+
+    @property
+    def step_start(self) -> float:
+        """When the current logging interval began (`time.perf_counter()`)."""
+        return self._step_start
+
+    @step_start.setter
+    def step_start(self, value: float) -> None:
+        self._step_start = value
+
+    @property
+    def elapse_times(self) -> List[float]:
+        """The training time (seconds) since the last log step that lies in earlier epochs (empty after a log step),
+        as FastEstimator's list."""
+        return [self._elapsed] if self._elapsed else []
+
+    @elapse_times.setter
+    def elapse_times(self, value: Iterable[float]) -> None:
+        self._elapsed = float(sum(value))
 
     def on_begin(self, data: Data) -> None:
         now = perf_counter()
@@ -128,16 +166,32 @@ class _EpochMeanEssential(Trace):
         self._results = defaultdict(lambda: defaultdict(list))
         self._samples = defaultdict(lambda: defaultdict(list))
 
+    def _results_view(self) -> Optional[Dict[str, List[Any]]]:
+        """FastEstimator's `eval_results` / `test_results`: {key: [value of each batch]} this epoch (every dataset's
+        batches in turn), or None before the first batch."""
+        if not self._results:
+            return None
+        return {key: [value for values in per_ds.values() for value in values] for key, per_ds in self._results.items()}
+
+    def _set_results(self, results: Optional[Dict[str, Iterable[Any]]]) -> None:
+        """Replace this epoch's collected values ({key: [values]}, counted as the unnamed dataset's; None: none)."""
+        self._results = defaultdict(lambda: defaultdict(list))
+        self._samples = defaultdict(lambda: defaultdict(list))
+        for key, values in (results or {}).items():
+            self._results[key][""] = list(values)
+
     def _collect(self, data: Data, ds_id: str) -> None:
         results = self._results
+        system = attached_system(self)
+        samples = None if system is None else system.batch_samples
         for key in self.inputs:
             if key in data:
                 results[key][ds_id].append(data[key])
-                if self.system.batch_samples is not None:
-                    self._samples[key][ds_id].append(self.system.batch_samples)
+                if samples is not None:
+                    self._samples[key][ds_id].append(samples)
 
     def on_batch_end(self, data: Data) -> None:
-        self._collect(data, self.system.ds_id)
+        self._collect(data, current_ds_id(self))
 
     def on_epoch_end(self, data: Data) -> None:
         if get_communicator().world_size > 1:
@@ -183,9 +237,10 @@ class _EpochMeanEssential(Trace):
         except (ValueError, TypeError) as err:
             where = "all datasets" if ds_id is None else f"ds_id {ds_id!r}"
             shapes = sorted({str(np.shape(value)) for value in values})
+            system = attached_system(self)
             raise ValueError(f"{type(self).__name__} cannot average monitored key {key!r} over {where} in mode "
-                             f"{self.system.mode!r}, epoch {self.system.epoch_idx}: its values have shapes {shapes} "
-                             f"(each batch must give the same shape)") from err
+                             f"{getattr(system, 'mode', None)!r}, epoch {getattr(system, 'epoch_idx', None)}: its "
+                             f"values have shapes {shapes} (each batch must give the same shape)") from err
 
 
 @fe_export("fe.trace.trace.EvalEssential", "fe.trace.EvalEssential")
@@ -215,15 +270,25 @@ class EvalEssential(_EpochMeanEssential):
         self._steps = defaultdict(int)
         self._last_log = {}
 
+    @property
+    def eval_results(self) -> Optional[Dict[str, List[Any]]]:
+        """FastEstimator's view of what was collected this epoch: {key: [value of each batch]}, None before the first
+        batch. Assigning it replaces the collected values."""
+        return self._results_view()
+
+    @eval_results.setter
+    def eval_results(self, results: Optional[Dict[str, Iterable[Any]]]) -> None:
+        self._set_results(results)
+
     def on_batch_end(self, data: Data) -> None:
-        system = self.system
-        ds_id = system.ds_id
+        system = attached_system(self)
+        ds_id = current_ds_id(self)
         self._collect(data, ds_id)
         step = self._steps[ds_id] + 1
         self._steps[ds_id] = step
         if step == 1:
             self._last_log[ds_id] = (1, perf_counter())
-        elif step in system.eval_log_steps[0]:
+        elif system is not None and step in system.eval_log_steps[0]:
             now = perf_counter()
             last_step, last_time = self._last_log[ds_id]
             if now > last_time:
@@ -248,3 +313,13 @@ class TestEssential(_EpochMeanEssential):
 
     def __init__(self, monitor_names: Union[None, str, Iterable[str]]) -> None:
         super().__init__(monitor_names, mode="test", outputs=[])
+
+    @property
+    def test_results(self) -> Optional[Dict[str, List[Any]]]:
+        """FastEstimator's view of what was collected this epoch: {key: [value of each batch]}, None before the first
+        batch. Assigning it replaces the collected values."""
+        return self._results_view()
+
+    @test_results.setter
+    def test_results(self, results: Optional[Dict[str, Iterable[Any]]]) -> None:
+        self._set_results(results)

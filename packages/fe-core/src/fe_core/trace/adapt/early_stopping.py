@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Optional, Union
 
+import numpy as np
+
 from fe_core.data import Data
 from fe_core.trace.trace import Trace
 from fe_core.export import fe_export
@@ -23,6 +25,9 @@ class EarlyStopping(Trace):
     ```
     FastEstimator-EarlyStopping: 'loss' triggered an early stop. Its best value was 0.12 at epoch 3
     ```
+
+    The comparison is `monitor_op(current - min_delta, best)`, as in FastEstimator: `monitor_op` is `np.less` with
+    `min_delta` stored negated for 'min', `np.greater` for 'max'; a user may replace either attribute.
 
     `wait` (epochs since the last improvement) and `best` are plain attributes, so they are saved with a checkpoint and
     a resumed run goes on counting where it stopped. They are reset at the start of each new `fit` (a run whose global
@@ -61,7 +66,9 @@ class EarlyStopping(Trace):
             raise ValueError(f"EarlyStopping patience must be a non-negative integer, got {patience!r}")
         super().__init__(inputs=monitor, mode=mode)
         self.monitored_key = monitor
-        self.min_delta = abs(float(min_delta))
+        # FastEstimator's form: improvement is monitor_op(current - min_delta, best), min_delta negated for 'min'
+        self.min_delta = -abs(float(min_delta)) if compare == "min" else abs(float(min_delta))
+        self.monitor_op = np.less if compare == "min" else np.greater
         self.patience = patience
         self.compare = compare
         self.baseline = baseline
@@ -74,9 +81,7 @@ class EarlyStopping(Trace):
         return math.inf if self.compare == "min" else -math.inf
 
     def _improves(self, current: Any) -> bool:
-        if self.compare == "min":
-            return bool(current + self.min_delta < self.best)
-        return bool(current - self.min_delta > self.best)
+        return bool(self.monitor_op(current - self.min_delta, self.best))
 
     def on_begin(self, data: Data) -> None:
         if not self.system.global_step:  # a new run (a restored one keeps its counters)

@@ -11,7 +11,7 @@ from fe_core.checkpoint.hashed_file import write_hashed_file
 from fe_core.data import Data
 from fe_core.export import fe_export
 from fe_core.trace.adapt.platt_binner import PlattBinnerMarginalCalibrator
-from fe_core.trace.metric._stat_metric import joined
+from fe_core.trace.metric._calibration import batch_pair, paired_samples
 from fe_core.trace.metric.calibration_error import to_label_indices
 from fe_core.trace.trace import Trace
 
@@ -88,13 +88,15 @@ class PBMCalibrator(Trace):
         self.y_true, self.y_pred = [], []
 
     def on_batch_end(self, data: Data) -> None:
-        self.y_true.append(to_label_indices(data[self.true_key]))
-        self.y_pred.append(np.asarray(data[self.pred_key], dtype=np.float64))
+        true, pred = batch_pair(data[self.true_key], data[self.pred_key])  # a 0-d label is one sample
+        self.y_true.extend(to_label_indices(true))  # one entry per sample, as FastEstimator's lists
+        self.y_pred.extend(pred)
 
     def on_epoch_end(self, data: Data) -> None:
         if not self.y_pred:
             return
-        y_true, y_pred = joined(self.y_true), joined(self.y_pred)
+        y_true, y_pred = paired_samples(self.y_true, self.y_pred)  # per-sample entries, or whole batches
+        y_true = to_label_indices(y_true)
         self.calibrator = PlattBinnerMarginalCalibrator(num_bins=10).fit(y_pred, y_true)
         if self.save_path and (self.save_key is None or float(np.asarray(data[self.save_key])) == 0):
             _write_atomically(self.calibrator, self.save_path)
@@ -103,7 +105,8 @@ class PBMCalibrator(Trace):
 
     def get_state(self) -> Dict[str, Any]:
         """Checkpoint state: the epoch's collected labels and predictions and the last fitted calibrator."""
-        return {"y_true": list(self.y_true), "y_pred": list(self.y_pred),
+        y_true, y_pred = paired_samples(self.y_true, self.y_pred)
+        return {"y_true": y_true, "y_pred": y_pred,
                 "calibrator": None if self.calibrator is None else self.calibrator.to_state()}
 
     def set_state(self, state: Dict[str, Any]) -> None:

@@ -64,7 +64,8 @@ class CSVLogger(Trace):
 
     With `instance_id_key`, each batch's per-instance values (written by traces with `write_per_instance_log`, or
     batch keys among `monitor_names` holding one value per sample) are also written, one row per sample, with the
-    sample's id in an `instance_id` column. In a data-parallel run every process's samples are written: the processes'
+    sample's id in an `instance_id` column. Such a row carries every requested key: a value that is not per sample
+    (a batch mean) is repeated in each row, and a key the batch lacks is an empty cell. In a data-parallel run every process's samples are written: the processes'
     per-instance rows are gathered at each epoch end (in rank order) and rank 0 writes the file.
 
     Its inputs include '*', so it runs after every trace that writes outputs and sees everything they logged.
@@ -191,16 +192,21 @@ class CSVLogger(Trace):
         per_instance = data.read_per_instance_logs()
         names = self.monitor_names or list(per_instance)
         columns: Dict[str, Any] = {}
+        shared: Dict[str, str] = {}  # requested keys without one value per sample: the same cell in every row
         for name in names:
             value = per_instance[name] if name in per_instance else data[name] if name in data else None
             if value is None:
+                shared[name] = ""
                 continue
             array = np.asarray(value)
             if array.ndim > 0 and array.shape[0] == count:  # one value per sample
                 columns[name] = array
+            else:
+                shared[name] = _cell(value)
         if not columns:
             return
         base = self._base()
+        base.update(shared)
         add = self.pending_instance_rows.append if get_communicator().world_size > 1 else self._add
         for index in range(count):
             row = dict(base)

@@ -8,14 +8,47 @@ mean squared gap (p = 2). 'marginal' averages the squared error of each class's 
 """
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Any, Sequence, Tuple
 
 import numpy as np
 
 __all__ = ["equal_mass_bins", "discrete_bins", "bin_index", "calibration_error", "calibration_error_interval",
-           "top_label"]
+           "top_label", "batch_pair", "paired_samples"]
 
 DEFAULT_BINS = 15
+
+
+def batch_pair(y_true: Any, y_pred: Any) -> Tuple[np.ndarray, np.ndarray]:
+    """Labels and predictions of one batch as arrays with a batch axis: a 0-d label is one sample, whose prediction
+    gets a batch axis too.
+
+    Example:
+        >>> [a.shape for a in batch_pair(1, [0.2, 0.8])], [a.shape for a in batch_pair([0, 1], [[1, 0], [0, 1]])]
+        ([(1,), (1, 2)], [(2,), (2, 2)])
+    """
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
+    if y_true.ndim == 0:
+        y_true, y_pred = y_true[None], y_pred[None]
+    return y_true, y_pred
+
+
+def paired_samples(trues: Sequence[Any], preds: Sequence[Any]) -> Tuple[np.ndarray, np.ndarray]:
+    """Join collected labels and predictions into (N,) / (N, ...) arrays.
+
+    The lists may hold batches (arrays with a batch axis) or single samples (FastEstimator's lists: a 0-d label and
+    its prediction per entry), or a mix, entry by entry.
+
+    Example:
+        >>> true, pred = paired_samples([0, 1, np.array([1, 0])], [[0.9, 0.1], [0.2, 0.8], [[0.3, 0.7], [0.6, 0.4]]])
+        >>> true.tolist(), pred.shape
+        ([0, 1, 1, 0], (4, 2))
+    """
+    if len(trues) != len(preds):
+        raise ValueError(f"{len(trues)} collected label entries but {len(preds)} prediction entries")
+    if not trues:
+        return np.zeros((0, ), dtype=np.int64), np.zeros((0, ))
+    pairs = [batch_pair(true, pred) for true, pred in zip(trues, preds)]
+    return np.concatenate([true for true, _ in pairs]), np.concatenate([pred for _, pred in pairs])
 
 
 def equal_mass_bins(scores: np.ndarray, num_bins: int = DEFAULT_BINS) -> np.ndarray:

@@ -1,14 +1,14 @@
 """`CalibrationError`: how far predicted probabilities are from observed frequencies."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Optional, Union
+from typing import Any, Dict, Iterable, List, Optional, Union
 
 import numpy as np
 
 from fe_core.data import Data
 from fe_core.export import fe_export
 from fe_core.summary.summary import ValWithError
-from fe_core.trace.metric._calibration import calibration_error, calibration_error_interval
+from fe_core.trace.metric._calibration import batch_pair, calibration_error, calibration_error_interval
 from fe_core.trace.metric._stat_metric import StatMetric, joined
 
 __all__ = ["CalibrationError", "to_label_indices"]
@@ -85,12 +85,43 @@ class CalibrationError(StatMetric):
         """The key of the predicted probabilities."""
         return self.inputs[1]
 
+    @property
+    def y_true(self) -> List[Any]:
+        """FastEstimator's list of this epoch's labels, one entry per sample (every dataset's in turn). Assigning a
+        list (0-d labels, or one-hot rows) replaces what was collected."""
+        return list(self._joined("y_true"))
+
+    @y_true.setter
+    def y_true(self, values: Iterable[Any]) -> None:
+        self._replace("y_true", [to_label_indices(np.asarray(list(values)))] if list(values) else [])
+
+    @property
+    def y_pred(self) -> List[Any]:
+        """FastEstimator's list of this epoch's predictions, one entry per sample. Assigning a list replaces what was
+        collected."""
+        return list(self._joined("y_pred"))
+
+    @y_pred.setter
+    def y_pred(self, values: Iterable[Any]) -> None:
+        values = list(values)
+        self._replace("y_pred", [np.asarray(values, dtype=np.float64)] if values else [])
+
+    def _joined(self, name: str) -> np.ndarray:
+        merged = self.merged(list(self.stats))
+        return joined(merged[name]) if name in merged else np.zeros((0, ))
+
+    def _replace(self, name: str, parts: List[np.ndarray]) -> None:
+        """Make `parts` the only collected values of statistic `name` (as the unnamed dataset's)."""
+        merged = self.merged(list(self.stats))
+        self.stats = {"": {**{key: [joined(value)] for key, value in merged.items() if key != name}, name: parts}}
+
     def on_epoch_begin(self, data: Data) -> None:
         super().on_epoch_begin(data)
 
     def batch_stats(self, data: Data) -> Dict[str, np.ndarray]:
-        y_true = to_label_indices(data[self.true_key])
-        y_pred = np.asarray(data[self.pred_key], dtype=np.float64)
+        true, pred = batch_pair(data[self.true_key], data[self.pred_key])  # a 0-d label is one sample
+        y_true = to_label_indices(true)
+        y_pred = pred
         if y_pred.ndim == 2 and y_pred.shape[1] == 1:
             y_pred = y_pred[:, 0]
         if y_pred.shape[0] != y_true.shape[0]:

@@ -1,7 +1,8 @@
 """`InstanceTracker`: follow a per-sample metric (such as the per-sample loss) of chosen samples over training."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional, Union
+from collections import defaultdict
+from typing import Any, DefaultDict, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -26,8 +27,9 @@ class InstanceTracker(Trace):
     integrates with Traceability reports. Every `epoch_frequency` epochs the metric of each index seen (its mean if an
     index appears more than once) is recorded at the epoch's last global step, as one small pair of numpy arrays per
     epoch. At the end of training the indices with the highest and lowest final values (plus `list_to_keep`) become
-    one `Summary` each (named after the index, history `[mode][metric][step]`), written to `data[outputs]` and added to
-    the System's graphs.
+    one `Summary` each (named by the index itself, so integer indices stay integers; history `[mode][metric][step]`),
+    written to `data[outputs]` and added to the System's graphs. `index_history` gives FastEstimator's view of what
+    was recorded: {mode: {index: [(step, metric), ...]}}.
 
     Args:
         index: A key containing data indices to track over time.
@@ -83,8 +85,19 @@ class InstanceTracker(Trace):
         """The key of the per-instance metric."""
         return self.inputs[1]
 
+    @property
+    def index_history(self) -> DefaultDict[str, DefaultDict[Any, List[Tuple[int, float]]]]:
+        """FastEstimator's record: {mode: {index: [(global step, metric), ...]}}, indices as given (ints stay ints)."""
+        result: DefaultDict[str, DefaultDict[Any, List[Tuple[int, float]]]] = defaultdict(lambda: defaultdict(list))
+        for mode, epochs in self.history.items():
+            for step, indices, values in epochs:
+                for index, value in zip(np.asarray(indices).tolist(), np.asarray(values).tolist()):
+                    result[mode][index].append((step, value))
+        return result
+
     def _collecting(self) -> bool:
-        return self.system.epoch_idx % self.epoch_frequency == 0
+        system = getattr(self, "system", None)
+        return (getattr(system, "epoch_idx", 0) or 0) % self.epoch_frequency == 0
 
     def on_epoch_begin(self, data: Data) -> None:
         self.batch_parts = {"index": [], "metric": []}
@@ -106,8 +119,10 @@ class InstanceTracker(Trace):
         metric = np.concatenate(self.batch_parts["metric"])
         unique, inverse = np.unique(index, return_inverse=True)
         means = np.bincount(inverse, weights=metric) / np.bincount(inverse)
-        step = self.system.global_step or 0
-        self.history.setdefault(self.system.mode, []).append([int(step), unique, means])
+        system = getattr(self, "system", None)
+        step = getattr(system, "global_step", 0) or 0
+        mode = getattr(system, "mode", None) or (sorted(self.mode)[0] if self.mode else "train")
+        self.history.setdefault(mode, []).append([int(step), unique, means])
         self.batch_parts = {"index": [], "metric": []}
 
     def on_end(self, data: Data) -> None:
@@ -122,11 +137,13 @@ class InstanceTracker(Trace):
                 chosen += list(last_idx[order[::-1][:self.n_max_to_keep]])
             chosen += [idx for idx in self.idx_to_keep]
             for idx in dict.fromkeys(np.asarray(chosen).tolist()):
-                summary = summaries.setdefault(idx, Summary(str(idx)))
+                summary = summaries.setdefault(idx, Summary(idx))
                 for step, indices, values in epochs:
                     pos = np.searchsorted(indices, idx)
                     if pos < indices.size and indices[pos] == idx:
                         summary.history[mode][self.metric_key][step] = float(values[pos])
         graphs = list(summaries.values())
-        self.system.add_graph(self.outputs[0], graphs)
+        system = getattr(self, "system", None)
+        if system is not None:
+            system.add_graph(self.outputs[0], graphs)
         data.write_without_log(self.outputs[0], graphs)

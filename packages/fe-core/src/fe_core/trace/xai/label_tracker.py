@@ -14,6 +14,7 @@ from fe_core.trace.trace import Trace
 __all__ = ["LabelTracker"]
 
 _BOUNDS = (None, "std", "range")
+_MISSING = object()
 
 
 def _labels_of(value: Any) -> np.ndarray:
@@ -30,10 +31,12 @@ class LabelTracker(Trace):
     Use this in conjunction with ImageViewer or ImageSaver to see the graph at training end. This also automatically
     integrates with Traceability reports. Each epoch the count, sum, sum of squares, minimum and maximum of the metric
     per label are accumulated with numpy (one `np.unique` per batch) and recorded at the epoch's last global step. At
-    the end of training each label becomes a `Summary` (named by `label_mapping`, or the label value), whose history
-    `[mode][metric][step]` holds the mean, or a `ValWithError` (mean - std, mean, mean + std) for 'std', or (min, mean,
-    max) for 'range'. With one bound `data[outputs]` is the list of Summaries; with several it is a list of such lists,
-    one per bound (each also added to the System's graphs as `<outputs>_<bound>`).
+    the end of training each label becomes a `Summary` (named by `label_mapping`, or the label value itself, so
+    integer labels stay integers), whose history holds, under FastEstimator's keys, the mean (`<metric>`, bound None),
+    a `ValWithError` (mean - std, mean, mean + std; the sample standard deviation) under `<metric> ($\\mu \\pm
+    \\sigma$)` for 'std', and (min, mean, max) under `<metric> ($min, \\mu, max$)` for 'range', at each recorded
+    epoch's last global step. `data[outputs]` (and the System's graph `outputs`) is the list of these Summaries;
+    `label_summaries` is FastEstimator's {label: Summary} view of them.
 
     Args:
         label: The key of the labels by which to group data.
@@ -108,41 +111,61 @@ class LabelTracker(Trace):
         if not self.epoch_stats:
             return
         stats = self.epoch_stats
-        self.history.setdefault(self.system.mode, []).append(
-            [int(self.system.global_step or 0), stats["labels"], stats["count"], stats["sum"], stats["sum_sq"],
-             stats["min"], stats["max"]])
+        system = getattr(self, "system", None)
+        mode = getattr(system, "mode", None) or (sorted(self.mode)[0] if self.mode else "train")
+        self.history.setdefault(mode, []).append(
+            [int(getattr(system, "global_step", 0) or 0), stats["labels"], stats["count"], stats["sum"],
+             stats["sum_sq"], stats["min"], stats["max"]])
         self.epoch_stats = {}
 
-    def _names(self) -> Dict[Any, str]:
+    def _names(self) -> Dict[Any, Any]:
+        """{label value: Summary name}: the display names of `label_mapping`, else the label values themselves."""
         if self.label_mapping is not None:
-            return {np.asarray(value).item(): str(name) for name, value in self.label_mapping.items()}
+            return {np.asarray(value).item(): name for name, value in self.label_mapping.items()}
         values = {label.item() for epochs in self.history.values() for entry in epochs for label in entry[1]}
-        return {value: str(value) for value in sorted(values, key=str)}
+        return {value: value for value in sorted(values, key=str)}
 
-    def on_end(self, data: Data) -> None:
+    def _key(self, bound: Optional[str]) -> str:
+        """FastEstimator's history key of a bound: the metric, or `<metric> ($\\mu \\pm \\sigma$)` ('std'), or
+        `<metric> ($min, \\mu, max$)` ('range')."""
+        if bound == "std":
+            return f"{self.metric_key} ($\\mu \\pm \\sigma$)"
+        if bound == "range":
+            return f"{self.metric_key} ($min, \\mu, max$)"
+        return self.metric_key
+
+    @property
+    def label_summaries(self) -> Dict[Any, Summary]:
+        """FastEstimator's record: {label (or its `label_mapping` name): Summary}, each Summary's history holding, per
+        mode and bound key, the value of every recorded epoch at its last global step."""
         names = self._names()
-        per_bound = []
-        for bound in self.bounds:
-            summaries = {value: Summary(name) for value, name in names.items()}
-            for mode, epochs in self.history.items():
-                for step, labels, count, total, total_sq, low, high in epochs:
-                    for pos, label in enumerate(labels.tolist()):
-                        if label not in summaries:
-                            continue
-                        mean = total[pos] / count[pos]
-                        if bound == "std":
-                            std = float(np.sqrt(max(total_sq[pos] / count[pos] - mean ** 2, 0.0)))
+        summaries = {name: Summary(name) for name in names.values()}
+        for mode, epochs in self.history.items():
+            for step, labels, count, total, total_sq, low, high in epochs:
+                for pos, label in enumerate(labels.tolist()):
+                    name = names.get(label, _MISSING)
+                    if name is _MISSING:
+                        continue
+                    n = float(count[pos])
+                    mean = float(total[pos] / n)
+                    for bound in self.bounds:
+                        if bound == "std":  # the sample standard deviation, as FastEstimator's statistics.stdev
+                            var = max(float(total_sq[pos]) - n * mean ** 2, 0.0) / (n - 1) if n > 1 else 0.0
+                            std = float(np.sqrt(var))
                             value: Any = ValWithError(mean - std, mean, mean + std)
                         elif bound == "range":
-                            value = ValWithError(float(low[pos]), float(mean), float(high[pos]))
+                            value = ValWithError(float(low[pos]), mean, float(high[pos]))
                         else:
-                            value = float(mean)
-                        summaries[label].history[mode][self.metric_key][step] = value
-            graphs = [summary for summary in summaries.values() if summary.history]
-            per_bound.append(graphs)
-            name = self.outputs[0] if len(self.bounds) == 1 else f"{self.outputs[0]}_{bound}"
-            self.system.add_graph(name, graphs)
-        data.write_without_log(self.outputs[0], per_bound[0] if len(per_bound) == 1 else per_bound)
+                            value = mean
+                        summaries[name].history[mode][self._key(bound)][step] = value
+        return {name: summary for name, summary in summaries.items() if summary.history}
+
+    def on_end(self, data: Data) -> None:
+        graphs = list(self.label_summaries.values())
+        system = getattr(self, "system", None)
+        if system is not None:
+            system.add_graph(self.outputs[0], graphs)  # so Traceability can draw it
+        data.write_without_log(self.outputs[0], graphs)
 
 
 def _merge(old: Dict[str, np.ndarray], new: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
