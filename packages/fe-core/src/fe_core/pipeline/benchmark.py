@@ -1,6 +1,7 @@
 """`benchmark_pipeline`: how fast a Pipeline produces batches, and where the time goes."""
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any, Dict, List, Optional
 
@@ -44,7 +45,8 @@ def benchmark_pipeline(pipeline: Any, mode: str = "train", epoch: int = 1, ds_id
                        ) -> Dict[str, Dict[str, float]]:
     """Time `num_steps` batches of `pipeline` per ds_id and print steps/s and samples/s (see `Pipeline.benchmark`).
 
-    With `detailed`, a second run of `log_interval` batches times every stage (fetching, each op, collation) and a
+    The batches come from the Pipeline's worker processes (`num_process`) as they would in a fit. With `detailed`, a
+    second run of `log_interval` batches, in this process, times every stage (fetching, each op, collation) and a
     table of milliseconds per visit and share of the time is printed.
 
     Args:
@@ -56,6 +58,13 @@ def benchmark_pipeline(pipeline: Any, mode: str = "train", epoch: int = 1, ds_id
     if num_steps < 1 or log_interval < 1:
         raise ValueError(f"benchmark needs positive num_steps and log_interval, got {num_steps} and {log_interval}")
     ds_ids = pipeline.get_ds_ids(epoch, mode) if ds_id is None else [ds_id]
+    workers = getattr(pipeline, "workers", None)  # the speed with the Pipeline's worker processes, as in a fit
+    with workers() if callable(workers) else contextlib.nullcontext():
+        return _benchmark(pipeline, mode, epoch, ds_ids, num_steps, log_interval, detailed)
+
+
+def _benchmark(pipeline: Any, mode: str, epoch: int, ds_ids: List[str], num_steps: int, log_interval: int,
+               detailed: bool) -> Dict[str, Dict[str, float]]:
     results: Dict[str, Dict[str, float]] = {}
     clock = time.perf_counter
     for current in ds_ids:
