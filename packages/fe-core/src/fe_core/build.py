@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, List, Optional, Sequence, Union
 
+from fe_core.config_error import ConfigurationError
 from fe_core.framework.registry import backend_for_model, framework_backends
 from fe_core.containers import to_list
 from fe_core.export import fe_export
@@ -76,8 +77,8 @@ def build(model_fn: Callable[[], Any],
     counts = {"models": len(models), "optimizers": len(optimizers), "weights paths": len(weights),
               "model names": len(names)}
     if len(set(counts.values())) != 1:
-        raise ValueError("build() needs one optimizer, weights path and name per model; got " +
-                         ", ".join(f"{count} {what}" for what, count in counts.items()))
+        raise ConfigurationError("build() needs one optimizer, weights path and name per model; got " +
+                                 ", ".join(f"{count} {what}" for what, count in counts.items()))
     compiled = []
     for model, optimizer, weight, name in zip(models, optimizers, weights, names):
         backend = backend_for_model(model)

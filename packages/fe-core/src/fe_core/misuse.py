@@ -4,15 +4,20 @@ The Estimator's warmup and the Network use these helpers to turn an obscure fail
 `mat1 and mat2`, a missing key, an op that never runs) into one message that says which op failed, on which key(s) of
 which shape(s), in which mode, epoch and ds_id, and what was expected, with the original exception chained. Nothing
 here runs on an ordinary training step: only where an error is being raised, or once before training.
+
+Invalid configuration raises `ConfigurationError` (or `ConfigurationTypeError`), defined in `fe_core.config_error`
+and re-exported here: a ValueError (TypeError) carrying fe's message that is also an AssertionError, as FastEstimator
+asserts the same conditions, so old `except AssertionError` clauses keep working.
 """
 from __future__ import annotations
 
 import difflib
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
+from fe_core.config_error import ConfigurationError, ConfigurationTypeError
 from fe_core.schedule.scheduler import Scheduler, get_current_items
 
-__all__ = ["where", "op_label", "describe_value", "describe_inputs", "described", "is_described", "rewrap", "add_note",
+__all__ = ["ConfigurationError", "ConfigurationTypeError", "where", "op_label", "describe_value", "describe_inputs", "described", "is_described", "rewrap", "add_note",
            "suggest_keys", "find_unavailable_input", "unavailable_key_message", "check_ds_ids_exist"]
 
 
@@ -200,7 +205,8 @@ def check_ds_ids_exist(pipeline: Any, groups: Sequence[Tuple[str, Iterable[Any]]
         total_epochs: The epochs of the run.
 
     Raises:
-        ValueError: Naming the first such item, the unknown ds_id(s) and the ds_ids that exist.
+        ConfigurationError: (a ValueError and an AssertionError) Naming the first such item, the unknown ds_id(s) and
+            the ds_ids that exist.
     """
     existing = pipeline_ds_ids(pipeline, total_epochs)
     if not existing:
@@ -214,5 +220,5 @@ def check_ds_ids_exist(pipeline: Any, groups: Sequence[Tuple[str, Iterable[Any]]
                 have = (f"the pipeline's ds_ids are {named}" if named else
                         "the pipeline's datasets have no ds_id (give the data as {ds_id: dataset} to name them)")
                 label = op_label(item) if callable(getattr(item, "forward", None)) else type(item).__name__
-                raise ValueError(f"{kind} {label} runs only on ds_id {sorted(names)}, but the pipeline has no "
-                                 f"dataset {unknown[0]!r}, so it would never run; {have}.")
+                raise ConfigurationError(f"{kind} {label} runs only on ds_id {sorted(names)}, but the pipeline has "
+                                         f"no dataset {unknown[0]!r}, so it would never run; {have}.")

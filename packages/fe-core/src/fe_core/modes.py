@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import List, Set
 
+from fe_core.config_error import ConfigurationError
 from fe_core.export import fe_export
 
 __all__ = ["ALL_MODES", "InvalidNameError", "parse_modes", "check_ds_id", "check_io_names", "ds_id_matches"]
@@ -17,7 +18,7 @@ _FORBIDDEN_DS_ID_CHARS = (":", ";", "|", "!")
 _FORBIDDEN_KEY_CHARS = (":", ";")
 
 
-class InvalidNameError(ValueError, AssertionError):
+class InvalidNameError(ConfigurationError):
     """An invalid mode, dataset id or key name. It is a ValueError, and an AssertionError as FastEstimator documents."""
 
 

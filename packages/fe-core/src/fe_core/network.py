@@ -13,6 +13,7 @@ import warnings
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, MutableMapping, Optional, Sequence, Set,
                     Tuple, Union, overload)
 
+from fe_core.config_error import ConfigurationError, ConfigurationTypeError
 from fe_core.framework.registry import backend_for_model, get_backend
 from fe_core.containers import filter_nones, to_list
 from fe_core.op.numpyop.numpyop import NumpyOp
@@ -214,17 +215,17 @@ class BaseNetwork:
         from fe_core.slicer import Slicer  # pylint: disable=import-outside-toplevel
         for op in get_current_items(self.ops):
             if not isinstance(op, TensorOp):
-                raise TypeError(f"Network ops must be TensorOps, got {type(op).__name__} ({op!r})")
+                raise ConfigurationTypeError(f"Network ops must be TensorOps, got {type(op).__name__} ({op!r})")
         for op in get_current_items(self.postprocessing):
             if not isinstance(op, NumpyOp):
-                raise TypeError(f"Network postprocessing ops must be NumpyOps, got {type(op).__name__}")
+                raise ConfigurationTypeError(f"Network postprocessing ops must be NumpyOps, got {type(op).__name__}")
             if isinstance(op, RemoveIf):
                 raise ValueError("Filtering (RemoveIf) is not supported in network postprocessing")
             if isinstance(op, Batch):
                 raise ValueError("Postprocessing data is already batched, so Batch is not supported there")
         for slicer in get_current_items(self.slicers):
             if not isinstance(slicer, Slicer):
-                raise TypeError(f"Network slicers must be Slicers, got {type(slicer).__name__}")
+                raise ConfigurationTypeError(f"Network slicers must be Slicers, got {type(slicer).__name__}")
 
     def _clear_ctx(self) -> None:
         self.ctx_mode: Optional[str] = None
@@ -665,14 +666,15 @@ def make_network(ops: OpList,
         backends[backend.name] = backend
         name = str(getattr(model, "model_name", ""))
         if name.lower() in names:
-            raise ValueError(f"Model names must be unique (case-insensitive): {names[name.lower()]!r} and {name!r}")
+            raise ConfigurationError(f"Model names must be unique (case-insensitive): {names[name.lower()]!r} and "
+                                     f"{name!r}")
         names[name.lower()] = name
     if len(backends) > 1:
-        raise ValueError("A Network cannot mix frameworks; found models of: " + ", ".join(sorted(backends)))
+        raise ConfigurationError("A Network cannot mix frameworks; found models of: " + ", ".join(sorted(backends)))
     if backends:
         backend = next(iter(backends.values()))
     elif default_backend is not None:
         backend = get_backend(default_backend)
     else:
-        raise ValueError("The Network's ops contain no model and no default backend was given")
+        raise ConfigurationError("The Network's ops contain no model and no default backend was given")
     return backend.make_network(ops, pops, slicers)

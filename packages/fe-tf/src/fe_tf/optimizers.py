@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
+from fe_core.config_error import ConfigurationTypeError
 from fe_core.schedule import EpochScheduler, RepeatScheduler, Scheduler
 from fe_tf._keras import add_keras2_hint, build_optimizer, keras, optimizer_types
 from fe_tf.precision import is_loss_scaled, wrap_loss_scaling
@@ -67,14 +68,15 @@ def make_optimizer(optimizer_fn: Any, model: Any, mixed_precision: bool, model_n
         try:
             optimizer = optimizer_fn()
         except TypeError as error:
-            raise TypeError(f"optimizer_fn of TensorFlow model {model_name!r} must be callable without arguments "
-                            f"(torch-style functions take the parameters; this one raised: {error})") from error
+            raise ConfigurationTypeError(f"optimizer_fn of TensorFlow model {model_name!r} must be callable without "
+                                         f"arguments (torch-style functions take the parameters; this one raised: "
+                                         f"{error})") from error
         except Exception as error:  # e.g. tf.keras.optimizers.legacy under Keras 3: name the tf-keras route
             add_keras2_hint(error)
             raise
         if not isinstance(optimizer, optimizer_types()):
-            raise TypeError(f"optimizer_fn of model {model_name!r} must return a Keras optimizer, got "
-                            f"{type(optimizer).__module__}.{type(optimizer).__qualname__}")
+            raise ConfigurationTypeError(f"optimizer_fn of model {model_name!r} must return a Keras optimizer, got "
+                                         f"{type(optimizer).__module__}.{type(optimizer).__qualname__}")
     else:
         raise TypeError(f"optimizer_fn of model {model_name!r} must be an optimizer name, a no-argument function, "
                         f"None or a Scheduler of those, got {type(optimizer_fn).__name__}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Tuple, Type, Union
 
 import torch
+from fe_core.config_error import ConfigurationTypeError
 from fe_core.schedule.scheduler import EpochScheduler, RepeatScheduler, Scheduler
 
 from fe_torch.precision import make_grad_scaler
@@ -66,9 +67,10 @@ def build_optimizer(optimizer_fn: OptimizerFn, model: torch.nn.Module, model_nam
     elif callable(optimizer_fn):
         optimizer = optimizer_fn(model.parameters())
         if not isinstance(optimizer, torch.optim.Optimizer):
-            raise TypeError(f"optimizer_fn of torch model {model_name!r} must return a torch.optim.Optimizer when "
-                            f"called with the model's parameters; it returned {type(optimizer).__name__}. (A "
-                            f"TensorFlow-style optimizer_fn takes no argument and cannot build a torch optimizer.)")
+            raise ConfigurationTypeError(f"optimizer_fn of torch model {model_name!r} must return a "
+                                         f"torch.optim.Optimizer when called with the model's parameters; it returned "
+                                         f"{type(optimizer).__name__}. (A TensorFlow-style optimizer_fn takes no "
+                                         f"argument and cannot build a torch optimizer.)")
     else:
         raise TypeError(f"optimizer_fn of torch model {model_name!r} must be an optimizer name, a function of the "
                         f"parameters, None, or a Scheduler of those; got {type(optimizer_fn).__name__}")

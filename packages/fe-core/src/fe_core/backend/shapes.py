@@ -7,6 +7,7 @@ from typing import Any, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy as np
 
+from fe_core.config_error import ConfigurationError
 from fe_core.backend.dispatch import Dispatch
 from fe_core.export import fe_export
 
@@ -359,7 +360,8 @@ def resize_3d(tensor: Tensor, output_shape: Sequence[int], resize_mode: str = "n
     if backend is not None:
         return backend.resize_3d(tensor, output_shape, resize_mode)
     if resize_mode != "nearest":
-        raise ValueError(f"fe.backend.resize_3d: numpy arrays can only be resized with 'nearest', got {resize_mode!r}")
+        raise ConfigurationError(f"fe.backend.resize_3d: numpy arrays can only be resized with 'nearest', got "
+                                 f"{resize_mode!r}")
     array = np.asarray(tensor)
     d, h, w = (nearest_indices(size, out) for size, out in zip(array.shape[1:4], output_shape))
     return array[:, d][:, :, h][:, :, :, w]

@@ -10,6 +10,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Literal, Optional, Set, 
 
 import numpy as np
 
+from fe_core.config_error import ConfigurationError, ConfigurationTypeError
 from fe_core.framework import Backend, framework_backends
 from fe_core.containers import to_list
 from fe_core.dataset.dataset import InMemoryDataset
@@ -54,7 +55,7 @@ def is_native_dataset(dataset: Any) -> bool:
     return native_dataset_backend(dataset) is not None
 
 
-class PipelineConfigError(ValueError, AssertionError):
+class PipelineConfigError(ConfigurationError):
     """An invalid Pipeline configuration. A ValueError, and an AssertionError as FastEstimator raises for the same
     cases, so `except AssertionError` clauses written for FastEstimator keep working."""
 
@@ -267,7 +268,8 @@ class Pipeline:
                 raise ValueError(f"Pipeline {mode}_data is an empty dict; give at least one {{ds_id: dataset}}")
             for ds_id, dataset in data.items():
                 if not isinstance(ds_id, str) or ds_id.startswith("!"):
-                    raise ValueError(f"Pipeline {mode}_data ds_id {ds_id!r} must be a string not starting with '!'")
+                    raise PipelineConfigError(f"Pipeline {mode}_data ds_id {ds_id!r} must be a string not starting "
+                                              f"with '!'")
                 check_ds_id({ds_id})
                 self._check_dataset(mode, ds_id, dataset)
             return dict(data)
@@ -295,7 +297,7 @@ class Pipeline:
             values = item.get_all_values() if isinstance(item, Scheduler) else [item]
             for op in values:
                 if op is not None and not isinstance(op, NumpyOp):
-                    raise TypeError(f"Pipeline ops must be NumpyOps (or Schedulers of NumpyOps), got "
+                    raise ConfigurationTypeError(f"Pipeline ops must be NumpyOps (or Schedulers of NumpyOps), got "
                                     f"{type(op).__name__} at position {position}")
 
     def _sources(self) -> List[Any]:

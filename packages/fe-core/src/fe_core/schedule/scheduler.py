@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Generic, Iterable, List, Optional, Sequence, TypeVar, Union
 
+from fe_core.config_error import ConfigurationError
 from fe_core.containers import to_set
 from fe_core.modes import ds_id_matches
 from fe_core.export import fe_export
@@ -13,7 +14,7 @@ T = TypeVar("T")
 __all__ = ["ScheduleError", "Scheduler", "EpochScheduler", "RepeatScheduler", "get_current_items", "get_signature_epochs"]
 
 
-class ScheduleError(ValueError, AssertionError):
+class ScheduleError(ConfigurationError):
     """An invalid scheduler argument (FastEstimator raises AssertionError there; this is both)."""
 
 

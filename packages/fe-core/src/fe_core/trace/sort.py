@@ -4,6 +4,7 @@ from __future__ import annotations
 import heapq
 from typing import Dict, Iterable, List, Set, Union
 
+from fe_core.config_error import ConfigurationError
 from fe_core.containers import to_set
 from fe_core.export import fe_export
 from fe_core.trace.essential import EvalEssential, TestEssential, TrainEssential
@@ -94,7 +95,7 @@ def _sort_middle(traces: List[Trace], middle: List[int], outputs: List[Set[str]]
             needed -= outputs[index]  # reading what it writes itself is allowed in a weak sort
         unsatisfiable = sorted(key for key in needed if not [p for p in producers.get(key, ()) if p != index])
         if unsatisfiable:
-            raise AssertionError(_unsatisfiable_message(traces, index, unsatisfiable, outputs, star, available))
+            raise ConfigurationError(_unsatisfiable_message(traces, index, unsatisfiable, outputs, star, available))
         missing[index] = needed
 
     waiting: Dict[str, List[int]] = {}
@@ -122,7 +123,7 @@ def _sort_middle(traces: List[Trace], middle: List[int], outputs: List[Set[str]]
 
     if len(order) < len(middle):
         placed = set(order)
-        raise AssertionError(_cycle_message(traces, [i for i in middle if i not in placed], missing, outputs))
+        raise ConfigurationError(_cycle_message(traces, [i for i in middle if i not in placed], missing, outputs))
     return order
 
 

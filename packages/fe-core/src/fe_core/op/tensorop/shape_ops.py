@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Sequence, Tuple, Union
 
+from fe_core.config_error import ConfigurationError
 from fe_core.backend.shapes import permute, reshape
 from fe_core.export import fe_export
 from fe_core.op.tensorop.tensorop import TensorOp
@@ -100,7 +101,7 @@ class Resize3D(TensorOp):
         if len(output_shape) != 3 or any(int(size) != size or size < 1 for size in output_shape):
             raise ValueError(f"Resize3D output_shape must be three positive ints (H, W, D), got {output_shape}")
         if resize_mode not in self.MODES:
-            raise ValueError(f"Resize3D resize_mode must be one of {self.MODES}, got {resize_mode!r}")
+            raise ConfigurationError(f"Resize3D resize_mode must be one of {self.MODES}, got {resize_mode!r}")
         if len(self.inputs) != len(self.outputs):
             raise ValueError(f"Resize3D needs one output per input, got {self.inputs} -> {self.outputs}")
         self.output_shape = [int(size) for size in output_shape]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Iterable, Union
 
+from fe_core.config_error import ConfigurationError
 from fe_core.data import Data
 from fe_core.framework.registry import model_backend
 from fe_core.trace.adapt.model_metric import model_name_of
@@ -20,10 +21,11 @@ _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 def _schedule_unit(lr_fn: Callable[..., float]) -> str:
     """'step' or 'epoch': the name of `lr_fn`'s one required argument."""
     if isinstance(lr_fn, str):
-        raise ValueError(f"LRScheduler lr_fn {lr_fn!r} is not supported: pass a function of 'step' or 'epoch', or "
-                         f"fe.schedule.ARC() for the ARC learning-rate controller")
+        raise ConfigurationError(f"LRScheduler lr_fn {lr_fn!r} is not supported: pass a function of 'step' or "
+                                 f"'epoch', or fe.schedule.ARC() for the ARC learning-rate controller")
     if not callable(lr_fn):
-        raise ValueError(f"LRScheduler lr_fn must be a function of 'step' or 'epoch', got {type(lr_fn).__name__}")
+        raise ConfigurationError(f"LRScheduler lr_fn must be a function of 'step' or 'epoch', got "
+                                 f"{type(lr_fn).__name__}")
     try:
         parameters = list(inspect.signature(lr_fn).parameters.values())
     except (TypeError, ValueError) as error:
@@ -33,9 +35,9 @@ def _schedule_unit(lr_fn: Callable[..., float]) -> str:
     required = [p.name for p in parameters if p.kind not in _VARIADIC and p.default is inspect.Parameter.empty]
     if positional and positional[0] in _UNITS and set(required) <= {positional[0]}:
         return positional[0]
-    raise ValueError(f"LRScheduler lr_fn must take one argument named 'step' or 'epoch' (any others need defaults), "
-                     f"but its parameters are {[p.name for p in parameters]}; wrap it, for example "
-                     f"`lambda step: cosine_decay(step, cycle_length=1000, init_lr=1e-3)`")
+    raise ConfigurationError(f"LRScheduler lr_fn must take one argument named 'step' or 'epoch' (any others need "
+                             f"defaults), but its parameters are {[p.name for p in parameters]}; wrap it, for example "
+                             f"`lambda step: cosine_decay(step, cycle_length=1000, init_lr=1e-3)`")
 
 
 @fe_export("fe.trace.adapt.lr_scheduler.LRScheduler", "fe.trace.adapt.LRScheduler")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, List, Optional, Union
 
+from fe_core.config_error import ConfigurationError
 from fe_core.schedule.scheduler import get_current_items
 from fe_core.trace.trace import Trace
 
@@ -98,16 +99,16 @@ class ModelMetricTrace(Trace):
         name = type(self).__name__
         model_name = model_name_of(self.model)
         if network is None:
-            raise ValueError(f"{name} for model {model_name!r} was given no metric and there is no network to find "
-                             f"the model's loss in; pass metric=<key>")
+            raise ConfigurationError(f"{name} for model {model_name!r} was given no metric and there is no network to "
+                                     f"find the model's loss in; pass metric=<key>")
         keys = model_loss_keys(self.model, network)
         if len(keys) == 1:
             return keys[0]
         if not keys:
-            raise ValueError(f"{name} cannot infer the loss of model {model_name!r}: no UpdateOp in the network updates "
-                             f"it with a loss_name. Pass metric=<key>, or use the model in an UpdateOp")
-        raise ValueError(f"{name}: model {model_name!r} is updated with several losses {keys}; pass the metric to "
-                         f"watch explicitly (metric=<key>)")
+            raise ConfigurationError(f"{name} cannot infer the loss of model {model_name!r}: no UpdateOp in the network "
+                                     f"updates it with a loss_name. Pass metric=<key>, or use the model in an UpdateOp")
+        raise ConfigurationError(f"{name}: model {model_name!r} is updated with several losses {keys}; pass the metric "
+                                 f"to watch explicitly (metric=<key>)")
 
     def _use_metric(self, metric: str) -> None:
         self.metric = metric
