@@ -134,3 +134,8 @@ def test_pipeline_workers_benchmark_compares_num_process_with_a_torch_dataloader
     assert [row[1] for row in rows(output, "fit overlap")] == [
         "pipeline alone (2 procs)", "step alone (5 ms)", "fit: both", "fit / slower alone"]
     assert re.search(RATIO, output) and "target >= 1.6x" in output
+
+
+def test_tf_feed_forward_benchmark_compares_fe_with_an_eager_call_and_a_tf_function():
+    output = bench("bench_tf_feed_forward.py", "--quick")
+    assert len(rows(output, "(")) == 3 and len(re.findall(RATIO, output)) == 2

@@ -28,7 +28,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke test, not figures to report")
     parser.add_argument("--only", nargs="+", choices=["torch", "tf", "tf_fit", "first_step", "pipeline", "import",
                                                       "memory", "allocator", "augment", "dataset", "backend",
-                                                      "tensorops", "ddp", "history", "workers"])
+                                                      "tensorops", "ddp", "history", "workers",
+                                                      "feed_forward"])
     args = parser.parse_args()
     quick: Dict[str, List[str]] = {
         "torch": ["--repeats", "1", "--epochs", "3"],
@@ -46,6 +47,7 @@ def main() -> int:
         "ddp": ["--quick"],
         "history": ["--quick"],
         "workers": ["--quick"],
+        "feed_forward": ["--quick"],
     }
     plan = {
         "torch": (venv_python("fe", "torch"), "bench_torch.py"),
@@ -63,6 +65,7 @@ def main() -> int:
         "ddp": (venv_python("fe", "torch"), "bench_ddp.py"),
         "history": (venv_python("fe", "torch"), "bench_history.py"),
         "workers": (venv_python("fe", "torch"), "bench_pipeline_workers.py"),
+        "feed_forward": (venv_python("fe", "tf"), "bench_tf_feed_forward.py"),
     }
     failed = []
     for name, (python, script) in plan.items():
