@@ -317,3 +317,14 @@ def test_image_decoding_runs_in_the_workers_with_the_in_process_result(tmp_path)
         pids = pipeline._worker_pool.pids()
     assert same(expected, got) and expected[0]["x"].shape == (5, 6, 5, 3)
     assert len(pids) == 2  # decoding file after file is worth the workers even with no per-sample op
+
+
+def test_albumentations_ops_pickle_for_spawned_workers_and_still_draw_from_numpy():
+    import pickle
+    op = Sometimes(HorizontalFlip(image_in="x", image_out="x"))
+    image = np.arange(48, dtype=np.uint8).reshape(4, 4, 3)
+    np.random.seed(3)
+    expected = [op.forward([image], {})[0].copy() for _ in range(6)]
+    copy = pickle.loads(pickle.dumps(op))
+    np.random.seed(3)
+    assert all(np.array_equal(a, copy.forward([image], {})[0]) for a in expected)

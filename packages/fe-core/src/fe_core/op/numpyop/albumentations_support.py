@@ -110,6 +110,10 @@ class NumpyGlobalRandom(random.Random):
         """Not available: restore numpy's state (`np.random.set_state()`) instead."""
         raise NotImplementedError("NumpyGlobalRandom draws from numpy's global random state; restore that instead")
 
+    def __reduce__(self) -> Tuple[Any, Tuple[()]]:
+        """Pickled as 'the one drawing from numpy's global state' (ops sent to spawned Pipeline workers)."""
+        return _global_python_random, ()
+
 
 _GENERATORS: Dict[str, Any] = {"bit_generator": None, "pair": None}
 
@@ -128,6 +132,10 @@ def numpy_global_generators() -> Tuple[np.random.Generator, NumpyGlobalRandom]:
         _GENERATORS["pair"] = (generator, NumpyGlobalRandom(generator))
         _GENERATORS["bit_generator"] = bit_generator
     return _GENERATORS["pair"]
+
+
+def _global_python_random() -> "NumpyGlobalRandom":
+    return numpy_global_generators()[1]
 
 
 def bind_to_numpy_global_rng(transform: Any) -> None:
