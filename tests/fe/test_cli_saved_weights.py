@@ -52,7 +52,7 @@ def test_fe_test_with_nothing_saved_warns_in_one_line_that_weights_are_fresh(tmp
     lines = errors.strip().splitlines()
     assert len(lines) == 1, errors
     assert lines[0].startswith("fe test: warning: testing FRESHLY INITIALISED weights of model 'model'")
-    assert "fe_runs/digits_torch_mlp" in lines[0] and "--weights_path" in lines[0]
+    assert "fe_runs/digits_torch_mlp" in lines[0] and "fe test SCRIPT --weights PATH" in lines[0]
     assert "loaded model" not in tested
     assert not (tmp_path / "fe_runs").exists() or not any((tmp_path / "fe_runs").rglob("*.pt"))
 

@@ -4,7 +4,8 @@ An Estimator's `BestModelSaver` and `ModelSaver` traces say where they write eac
 runs, every model that was built without a `weights_path` gets the weights those traces saved in their `save_dir`
 (the best one of a BestModelSaver first, else the newest one of a ModelSaver), and the file loaded is printed. A model
 for which nothing saved can be found (and that was given no weights) is tested as `model_fn` built it: one warning
-line on stderr says so.
+line on stderr says so. `fe test SCRIPT --weights PATH` (or `--weights MODEL=PATH`, repeatable) loads a file the
+user names into a model, whatever arguments the script's get_estimator() takes.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from fe_core.trace.io.model_saver import ModelSaver, weights_extension
 
 from fe.cli.errors import CLIError
 
-__all__ = ["SavedWeights", "find_saved_weights", "restore_saved_weights"]
+__all__ = ["SavedWeights", "find_saved_weights", "restore_saved_weights", "load_given_weights"]
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,9 @@ def restore_saved_weights(estimator: Any, command: str = "fe test", out: Optiona
             directories = _save_dirs(model, traces)
             where = (f"no weights saved by its BestModelSaver/ModelSaver in {', '.join(directories)}" if directories
                      else "no BestModelSaver or ModelSaver saves its weights")
+            option = "--weights PATH" if len(models) == 1 else f"--weights {name}=PATH"
             print(f"{command}: warning: testing FRESHLY INITIALISED weights of model {name!r}: it was given no "
-                  f"weights_path and {where} (train it first, or pass the weights file, e.g. --weights_path)",
+                  f"weights_path and {where} (train it first, or pass the weights file: {command} SCRIPT {option})",
                   file=err, flush=True)
             continue
         try:
@@ -152,4 +154,54 @@ def restore_saved_weights(estimator: Any, command: str = "fe test", out: Optiona
                            f"{first_line}") from error
         print(f"{command}: loaded model {name!r} from {saved.path} (saved by {saved.saver})", file=out, flush=True)
         loaded.append(saved)
+    return loaded
+
+
+def load_given_weights(estimator: Any, specs: List[str], command: str = "fe test",
+                       out: Optional[TextIO] = None) -> List[str]:
+    """Load the weights files named on the command line (`--weights PATH` or `--weights MODEL=PATH`) into the models.
+
+    A bare PATH is for the only model of the Network; with several models each file names its model. A model loaded
+    here counts as given weights, so `restore_saved_weights` leaves it alone.
+
+    Args:
+        estimator: The Estimator about to be tested.
+        specs: The `--weights` values.
+        command: How to name the command in the printed lines.
+        out: Where to print what was loaded (default: stdout).
+
+    Returns:
+        The names of the models loaded.
+
+    Raises:
+        CLIError: For a file that does not exist, an unknown model name, a bare PATH with several models, or a file
+            that cannot be loaded into its model.
+    """
+    out = out or sys.stdout
+    network = getattr(estimator, "network", None)
+    models = {model_name_of(model): model for model in list(getattr(network, "models", []) or [])}
+    loaded: List[str] = []
+    for spec in specs:
+        name, separator, path = spec.partition("=")
+        if not separator or name not in models and os.path.exists(spec):
+            name, path = "", spec
+        if not name:
+            if len(models) != 1:
+                raise CLIError(f"--weights {spec}: the network has {len(models)} models ({', '.join(sorted(models))})"
+                               f"; name the model: --weights MODEL=PATH")
+            name = next(iter(models))
+        if name not in models:
+            raise CLIError(f"--weights {spec}: no model named {name!r}; the network's models are "
+                           f"{', '.join(sorted(models))}")
+        if not os.path.isfile(path):
+            raise CLIError(f"--weights {spec}: no such file {path!r}")
+        model = models[name]
+        try:
+            model_backend(model).load_weights(model, path)
+        except (OSError, ValueError, RuntimeError, KeyError) as error:
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise CLIError(f"cannot load {path} into model {name!r}: {first_line}") from error
+        model.fe_weights_path = path  # given weights: what fe train saved is not loaded over them
+        print(f"{command}: loaded model {name!r} from {path} (--weights)", file=out, flush=True)
+        loaded.append(name)
     return loaded

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from fe.cli.errors import USAGE_EXIT_CODE, CLIError
 from fe.cli.hyperparameters import check_arguments, load_hyperparameters, parse_cli_tokens, parse_grouped_values
 from fe.cli.options import Options, options_of
-from fe.cli.saved_weights import restore_saved_weights
+from fe.cli.saved_weights import load_given_weights, restore_saved_weights
 from fe.cli.script import find_get_estimator, load_entry_point
 from fe.cli.script_arguments import convert_arguments, format_parameters
 from fe.cli.script_help import add_script_help
@@ -29,7 +29,7 @@ _WARMUP = {"true": True, "false": False}
 # What `train` / `test` read when given a dict (FastEstimator passes `vars(args)`) that leaves an option out.
 TRAIN_DEFAULTS: Dict[str, Any] = {"hyperparameters_json": None, "summary": None, "eager": "false", "warmup": "true",
                                   "then_test": False, "no_test": False}
-TEST_DEFAULTS: Dict[str, Any] = {"hyperparameters_json": None, "summary": None, "eager": "false"}
+TEST_DEFAULTS: Dict[str, Any] = {"hyperparameters_json": None, "summary": None, "eager": "false", "weights": None}
 
 
 def parsed_arguments(hyperparameters_json: Optional[str], raw: Dict[str, Any]) -> Dict[str, Any]:
@@ -116,7 +116,7 @@ def test(args: Options, unknown: Optional[List[str]]) -> int:
 
     Args:
         args: The options, as a Namespace or as the dict FastEstimator passes (`vars(args)`): 'entry_point', and
-            optionally 'hyperparameters_json', 'summary', 'eager'.
+            optionally 'hyperparameters_json', 'summary', 'eager', 'weights' (a list of `PATH` / `MODEL=PATH`).
         unknown: The remaining `--key value` pairs, passed to `get_estimator`.
 
     Returns:
@@ -129,6 +129,7 @@ def test(args: Options, unknown: Optional[List[str]]) -> int:
     estimator = build_estimator(find_get_estimator(module, args.entry_point), arguments, where, raw)
     if not _has_test_data(estimator):
         raise CLIError(f"the pipeline built by {where} has no test data")
+    load_given_weights(estimator, list(args.weights or []), "fe test")
     restore_saved_weights(estimator, "fe test")
     estimator.test(summary=args.summary, eager=_parse_warmup(args.eager, "--eager"))
     return 0
@@ -174,6 +175,9 @@ def add_test_parser(subparsers: Any) -> None:
                                    allow_abbrev=False, add_help=False)
     add_script_help(parser)
     _add_common(parser)
+    parser.add_argument("--weights", action="append", metavar="[MODEL=]PATH",
+                        help="test with this weights file: PATH for a network of one model, MODEL=PATH for any "
+                        "(repeat for several models); works for any script")
     parser.set_defaults(func=test)
 
 
