@@ -18,7 +18,10 @@ import tensorflow as tf  # noqa: E402
 CPU = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(CPU, [tf.config.LogicalDeviceConfiguration()] * 2)
 
-import keras  # noqa: E402
+if os.environ.get("TF_USE_LEGACY_KERAS", "").strip().lower() in ("1", "true"):  # the tf-keras2 suite: tf.keras
+    import tf_keras as keras  # noqa: E402
+else:
+    import keras  # noqa: E402
 
 from fe_core.build import build  # noqa: E402
 from fe_core.dataset import NumpyDataset  # noqa: E402
