@@ -174,3 +174,19 @@ def test_feed_forward_builds_an_unbuilt_model_eagerly() -> None:
     model = build(_no_input_sequential, None)
     out = fb.feed_forward(model, np.zeros((2, 6), dtype=np.int64), training=False)
     assert model.built and tuple(out.shape) == (2, 1)
+
+
+# ------------------------------------------------------------------ keys a later Delete removes (line search)
+def test_a_pipeline_key_deleted_after_use_or_unused_does_not_break_warmup() -> None:
+    from fe_core.op.numpyop import Delete, LambdaOp
+    model = build(lambda: keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)]), "adam")
+    rng = np.random.default_rng(0)
+    data = NumpyDataset({"x": rng.random((8, 3)).astype(np.float32), "y": rng.random((8, 2)).astype(np.float32),
+                         "mask_left": rng.random((8, 4)), "keypoint": rng.random((8, 2))})
+    pipeline = Pipeline(train_data=data, eval_data=data, batch_size=4,
+                        ops=[LambdaOp(fn=lambda mask: mask.sum(axis=-1), inputs="mask_left", outputs="area"),
+                             Delete(["mask_left", "keypoint", "area"])])
+    network = make_network([ModelOp(model=model, inputs="x", outputs="p"),
+                            MeanSquaredError(inputs=("p", "y"), outputs="mse"), UpdateOp(model=model, loss_name="mse")])
+    Estimator(pipeline, network, epochs=1, log_steps=None).fit()
+    assert int(model.optimizer.iterations.numpy()) == 2
