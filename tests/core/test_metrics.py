@@ -126,22 +126,11 @@ def test_multiclass_scores_are_per_class_arrays_by_default(cls, per_class):
     np.testing.assert_allclose(value, per_class)
 
 
-@pytest.mark.parametrize("average, expected", [("macro", (1 / 2 + 2 / 3 + 1) / 3), ("micro", 5 / 7),
-                                               ("weighted", (2 * 1 / 2 + 2 * 2 / 3 + 3 * 1) / 7)])
-def test_precision_average_modes(average, expected):
-    assert run_epoch(Precision("y", "y_pred", average=average), MULTI)["precision"] == pytest.approx(expected)
-
-
-def test_recall_and_f1_average_modes():
-    assert run_epoch(Recall("y", "y_pred", average="macro"), MULTI)["recall"] == pytest.approx((1 / 2 + 1 + 2 / 3) / 3)
-    assert run_epoch(F1Score("y", "y_pred", average="weighted"), MULTI)["f1_score"] == pytest.approx(
-        (2 * 1 / 2 + 2 * 4 / 5 + 3 * 4 / 5) / 7)
-    assert run_epoch(F1Score("y", "y_pred", average="micro"), MULTI)["f1_score"] == pytest.approx(5 / 7)
-
-
-def test_average_none_on_binary_data_gives_both_classes():
-    value = run_epoch(Precision("y", "y_pred", average=None), BINARY)["precision"]
-    np.testing.assert_allclose(value, [1 / 3, 1 / 2])  # three predicted 0s (one right), two predicted 1s (one right)
+def test_average_is_set_by_the_metric_itself():
+    # FastEstimator's documented contract: average ('binary' for binary predictions, else None) is the metric's own
+    for cls in (Precision, Recall, F1Score):
+        with pytest.raises(ValueError, match=r"\['average'\] cannot exist in kwargs of " + cls.__name__):
+            cls("y", "y_pred", average="macro")
 
 
 def test_labels_and_pos_label_choose_the_classes_reported():
@@ -158,14 +147,14 @@ def test_zero_division_gives_zero_without_warnings():
         warnings.simplefilter("error")  # any RuntimeWarning (0/0) or other warning fails the test
         precision = run_epoch(Precision("y", "y_pred"), batches)["precision"]
         recall = run_epoch(Recall("y", "y_pred"), batches)["recall"]
-        f1 = run_epoch(F1Score("y", "y_pred", average="macro"), batches)["f1_score"]
-        empty = run_epoch(Precision("y", "y_pred", average="macro"), [])["precision"]
+        f1 = run_epoch(F1Score("y", "y_pred"), batches)["f1_score"]
+        empty = run_epoch(Precision("y", "y_pred"), [])["precision"]
         mcc = run_epoch(MCC("y", "y_pred"), [([0, 1], [[.9, .1], [.9, .1]])])["mcc"]
         normalized = run_epoch(ConfusionMatrix("y", "y_pred", 3, normalize="true"), batches)["confusion_matrix"]
     np.testing.assert_allclose(precision, [1 / 2, 0, 0])
     np.testing.assert_allclose(recall, [1 / 2, 0, 0])
-    assert f1 == pytest.approx((1 / 2 + 0 + 0) / 3)  # class 0: tp 1, fp 1, fn 1
-    assert empty == 0.0 and mcc == 0.0
+    np.testing.assert_allclose(f1, [1 / 2, 0, 0])  # class 0: tp 1, fp 1, fn 1
+    assert np.asarray(empty).size == 0 and mcc == 0.0
     np.testing.assert_allclose(normalized, [[1 / 2, 1 / 2, 0], [0, 0, 0], [1, 0, 0]])
 
 
@@ -174,20 +163,13 @@ def test_zero_division_value_can_be_chosen():
     np.testing.assert_allclose(value, [1 / 2, 1.0])  # class 1 is never predicted
 
 
-def test_unsupported_or_reserved_kwargs_are_rejected_at_construction():
+def test_reserved_kwargs_are_rejected_at_construction():
     with pytest.raises(ValueError, match=r"\['y_true'\] cannot exist in kwargs of Precision"):
         Precision("y", "p", y_true=[1])
-    with pytest.raises(ValueError, match=r"Recall does not support the keyword argument\(s\) \['sample_weight'\]"):
-        Recall("y", "p", sample_weight=[1.0])
-    with pytest.raises(ValueError, match="average must be one of"):
-        F1Score("y", "p", average="samples")
-    with pytest.raises(ValueError, match=r"MCC does not support .*\['sample_weight'\]"):
-        MCC("y", "p", sample_weight=[1.0])
-
-
-def test_average_binary_on_multiclass_data_raises_naming_the_trace():
-    with pytest.raises(ValueError, match=r"Precision \('precision'\) was given average='binary' but found 3 classes"):
-        run_epoch(Precision("y", "y_pred", average="binary"), MULTI)
+    with pytest.raises(ValueError, match=r"\['y_pred'\] cannot exist in kwargs of MCC"):
+        MCC("y", "p", y_pred=[1])
+    with pytest.raises(ValueError, match=r"\['labels'\] cannot exist in kwargs of ConfusionMatrix"):
+        ConfusionMatrix("y", "p", 3, labels=[0, 1])
 
 
 # ---------------------------------------------------------------- MCC
@@ -324,7 +306,7 @@ def test_estimator_run_logs_per_ds_and_combined_metrics_into_the_summary(numpy_b
                         batch_size=8)
     watcher = SeesPerDsAccuracy()
     traces = [watcher, Accuracy("y", "y_pred"), ConfusionMatrix("y", "y_pred", num_classes=3),
-              F1Score("y", "y_pred", average="macro"), MCC("y", "y_pred", ds_id="a")]
+              F1Score("y", "y_pred"), MCC("y", "y_pred", ds_id="a")]
     estimator = Estimator(pipeline=pipeline, network=network, epochs=2, traces=traces, log_steps=6)
     summary = estimator.fit("metrics")
     history = summary.history["eval"]

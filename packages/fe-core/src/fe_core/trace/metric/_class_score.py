@@ -5,44 +5,38 @@ from typing import Any, Dict, Iterable, Optional, Union
 
 import numpy as np
 
-from fe_core.trace.metric._confusion import AVERAGES, prf_from_confusion
+from fe_core.trace.metric._confusion import prf_from_confusion
 from fe_core.trace.metric.metric import ConfusionMetric
 
 __all__ = ["ClassScoreMetric", "check_metric_kwargs"]
 
-_AUTO = "auto"  # 'binary' for binary predictions, None otherwise
 
-
-def check_metric_kwargs(owner: str, kwargs: Dict[str, Any], supported: Iterable[str]) -> None:
-    """Reject keyword arguments a metric does not support, naming the metric and what it does support.
-
-    FastEstimator passes a metric's extra keyword arguments to scikit-learn; fe computes the metrics itself from a
-    confusion matrix and supports the arguments that make sense for one.
+def check_metric_kwargs(owner: str, kwargs: Dict[str, Any], blacklist: Iterable[str]) -> None:
+    """Reject the keyword arguments a metric sets itself, as FastEstimator's `check_kwargs` does.
 
     Args:
         owner: The metric's name, for the message.
-        kwargs: The extra keyword arguments given.
-        supported: The names it accepts.
+        kwargs: The extra keyword arguments given (passed on to the scikit-learn style function).
+        blacklist: The names the metric passes itself.
 
     Raises:
-        ValueError: If `kwargs` holds 'y_true' or 'y_pred' (the metric supplies those) or any unsupported name.
+        ValueError: If `kwargs` holds one of `blacklist`.
     """
-    reserved = sorted(key for key in ("y_true", "y_pred") if key in kwargs)
-    if reserved:
-        raise ValueError(f"Arguments {reserved} cannot exist in kwargs of {owner}, since it supplies them itself")
-    supported = tuple(supported)
-    unknown = sorted(set(kwargs) - set(supported))
-    if unknown:
-        raise ValueError(f"{owner} does not support the keyword argument(s) {unknown} (it counts a confusion matrix "
-                         f"instead of storing every prediction); supported: {list(supported) or 'none'}")
+    illegal = [key for key in blacklist if key in kwargs]
+    if illegal:
+        raise ValueError(f"Arguments {illegal} cannot exist in kwargs of {owner}, since it passes them to the "
+                         f"scikit-learn style function itself")
 
 
 class ClassScoreMetric(ConfusionMetric):
     """Precision, recall or F1 over an epoch (see `ConfusionMetric` for the accepted shapes and per-dataset keys).
 
-    With binary predictions (one score per sample) the value of the positive class is logged; otherwise one value per
-    class (an array), unless `average` says how to combine them. Scores whose denominator is zero are
-    `zero_division` (0.0 by default, silently).
+    At each dataset's and the epoch's end, `<function>(y_true, y_pred, average=..., **kwargs)` is called through the
+    metric's module (`fe.trace.metric.f1_score.f1_score`, ...; scikit-learn's signature): average 'binary' for binary
+    predictions (one score per sample; the positive class's value is logged), None otherwise (one value per class).
+    `labels`, `pos_label` and `zero_division` are computed in numpy (a zero denominator gives `zero_division`, 0.0 by
+    default, silently); other scikit-learn arguments (`sample_weight`) make the metric keep every sample of the epoch
+    and call scikit-learn.
 
     Args:
         true_key: The key of the ground truth.
@@ -51,17 +45,16 @@ class ClassScoreMetric(ConfusionMetric):
         ds_id: Dataset id(s) to run on.
         output_name: The key to log the metric under.
         per_ds: Also log `<output_name>|<ds_id>` for each named dataset.
-        **kwargs: scikit-learn style options: `average` (None, 'binary', 'micro', 'macro', 'weighted'; default
-            'binary' for binary predictions and None otherwise), `labels` (the class indices to report or average
-            over; default every class seen in the labels or predictions), `pos_label` (the positive class for
-            'binary', default 1) and `zero_division` (default 0).
+        **kwargs: Additional keyword arguments passed to the scikit-learn style function.
 
     Raises:
-        ValueError: On unsupported or invalid keyword arguments.
+        ValueError: One of ["y_true", "y_pred", "average"] argument exists in `kwargs`.
     """
 
     kind = "precision"
-    SUPPORTED_KWARGS = ("average", "labels", "pos_label", "zero_division")
+    function_name = "precision_score"
+    BLACKLIST = ("y_true", "y_pred", "average")
+    NATIVE_KWARGS = ("labels", "pos_label", "zero_division")
 
     def __init__(self,
                  true_key: str,
@@ -71,33 +64,29 @@ class ClassScoreMetric(ConfusionMetric):
                  output_name: str = "precision",
                  per_ds: bool = True,
                  **kwargs: Any) -> None:
-        name = type(self).__name__
-        check_metric_kwargs(name, kwargs, self.SUPPORTED_KWARGS)
-        average = kwargs.get("average", _AUTO)
-        if average != _AUTO and average not in AVERAGES:
-            raise ValueError(f"{name} average must be one of {list(AVERAGES)}, got {average!r}")
-        zero_division = kwargs.get("zero_division", 0.0)
-        if zero_division == "warn":
-            zero_division = 0.0
-        if isinstance(zero_division, bool) or not isinstance(zero_division, (int, float)):
-            raise ValueError(f"{name} zero_division must be a number (0, 1 or nan), got {zero_division!r}")
-        labels = kwargs.get("labels")
-        if labels is not None:
-            labels = [int(label) for label in np.asarray(labels).ravel()]
-            if any(label < 0 for label in labels):
-                raise ValueError(f"{name} labels must be non-negative class indices, got {labels}")
+        self.check_kwargs(kwargs)
         super().__init__(true_key, pred_key, mode=mode, ds_id=ds_id, output_name=output_name, per_ds=per_ds)
-        self.average: Optional[str] = average
-        self.labels: Optional[list] = labels
-        self.pos_label = int(kwargs.get("pos_label", 1))
-        self.zero_division = float(zero_division)
+        self.kwargs: Dict[str, Any] = dict(kwargs)
+        self.keep_samples = bool(set(kwargs) - set(self.NATIVE_KWARGS))
+
+    @classmethod
+    def check_kwargs(cls, kwargs: Dict[str, Any]) -> None:
+        """Check if `kwargs` has any blacklist argument and raise an error if it does.
+
+        Args:
+            kwargs: Keyword arguments to be examined.
+
+        Raises:
+            ValueError: One of ["y_true", "y_pred", "average"] argument exists in `kwargs`.
+        """
+        check_metric_kwargs(cls.__name__, kwargs, cls.BLACKLIST)
 
     def compute(self, confusion: np.ndarray, binary: bool) -> Union[float, np.ndarray]:
-        average = self.average
-        if average == _AUTO:
-            average = "binary" if binary else None
-        elif average == "binary" and confusion.shape[0] > 2:
-            raise ValueError(f"{type(self).__name__} ({self.output_name!r}) was given average='binary' but found "
-                             f"{confusion.shape[0]} classes; choose one of {[a for a in AVERAGES if a != 'binary']}")
-        return prf_from_confusion(confusion, self.kind, average, labels=self.labels, pos_label=self.pos_label,
-                                  zero_division=self.zero_division)
+        from fe_core.trace.metric._sklearn_style import call_metric_function  # pylint: disable=C0415
+        average = "binary" if binary else None
+        if not confusion.size:
+            return prf_from_confusion(confusion, self.kind, average, zero_division=0.0)
+        y_true, y_pred = self.labels_for(confusion)
+        module = type(self).__module__
+        return call_metric_function(module.replace("fe_core.", "fe.", 1), module, self.function_name, y_true=y_true,
+                                    y_pred=y_pred, average=average, **self.kwargs)

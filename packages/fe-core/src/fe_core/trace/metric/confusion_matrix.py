@@ -1,15 +1,18 @@
 """`ConfusionMatrix`: the counts of every (true class, predicted class) pair over an epoch."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Dict, Iterable, Optional, Union
 
 import numpy as np
 
 from fe_core.trace.metric._class_score import check_metric_kwargs
+from fe_core.trace.metric._sklearn_style import call_metric_function, confusion_matrix
 from fe_core.trace.metric.metric import ConfusionMetric
 from fe_core.export import fe_export
 
-__all__ = ["ConfusionMatrix"]
+__all__ = ["ConfusionMatrix", "confusion_matrix"]
+
+fe_export("fe.trace.metric.confusion_matrix.confusion_matrix")(confusion_matrix)
 
 _NORMALIZE = (None, "true", "pred", "all")
 
@@ -35,11 +38,13 @@ class ConfusionMatrix(ConfusionMetric):
         per_ds: Whether to automatically compute this metric individually for every ds_id it runs on, in addition to
             computing an aggregate across all ds_ids on which it runs. This is automatically False if `output_name`
             contains a "|" character.
-        **kwargs: scikit-learn style options: `normalize` (None, 'true': each row sums to 1, 'pred': each column sums
-            to 1, 'all': the whole matrix sums to 1; an all-zero row or column stays 0).
+        **kwargs: Additional keyword arguments that pass to sklearn.metrics.confusion_matrix(), through
+            `confusion_matrix` in this module (`normalize` - None, 'true', 'pred' or 'all' - is computed in numpy;
+            others, such as `sample_weight`, make the trace keep every sample and call scikit-learn).
 
     Raises:
-        ValueError: If `num_classes` is not a positive integer, or `kwargs` holds an unsupported argument.
+        ValueError: If `num_classes` is not a positive integer, or one of ["y_pred", "y_true", "labels"] argument
+            exists in `kwargs`.
 
     Example:
         >>> # ConfusionMatrix("y", "y_pred", num_classes=10) logs a 10x10 array as 'confusion_matrix'
@@ -54,15 +59,34 @@ class ConfusionMatrix(ConfusionMetric):
                  output_name: str = "confusion_matrix",
                  per_ds: bool = True,
                  **kwargs: Any) -> None:
-        check_metric_kwargs(type(self).__name__, kwargs, ("normalize",))
+        self.check_kwargs(kwargs)
         normalize = kwargs.get("normalize")
         if normalize not in _NORMALIZE:
             raise ValueError(f"ConfusionMatrix normalize must be one of {list(_NORMALIZE)}, got {normalize!r}")
         super().__init__(true_key, pred_key, mode=mode, ds_id=ds_id, output_name=output_name, per_ds=per_ds,
                          num_classes=num_classes)
         self.normalize: Optional[str] = normalize
+        self.kwargs = dict(kwargs)
+        self.keep_samples = bool(set(kwargs) - {"normalize"})
+
+    @staticmethod
+    def check_kwargs(kwargs: Dict[str, Any]) -> None:
+        """Check if `kwargs` has any blacklist argument and raise an error if it does.
+
+        Args:
+            kwargs: Keyword arguments to be examined.
+
+        Raises:
+            ValueError: One of ["y_pred", "y_true", "labels"] argument exists in `kwargs`.
+        """
+        check_metric_kwargs("ConfusionMatrix", kwargs, ("y_pred", "y_true", "labels"))
 
     def compute(self, confusion: np.ndarray, binary: bool) -> np.ndarray:
+        if confusion.sum():
+            y_true, y_pred = self.labels_for(confusion)
+            return call_metric_function("fe.trace.metric.confusion_matrix", __name__, "confusion_matrix",
+                                        y_true=y_true, y_pred=y_pred, labels=list(range(confusion.shape[0])),
+                                        **self.kwargs)
         if self.normalize is None:
             return confusion.copy()
         if self.normalize == "true":

@@ -4,9 +4,12 @@ from __future__ import annotations
 from typing import Any, Iterable, Union
 
 from fe_core.trace.metric._class_score import ClassScoreMetric
+from fe_core.trace.metric._sklearn_style import f1_score
 from fe_core.export import fe_export
 
-__all__ = ["F1Score"]
+__all__ = ["F1Score", "f1_score"]
+
+fe_export("fe.trace.metric.f1_score.f1_score")(f1_score)
 
 
 @fe_export("fe.trace.metric.f1_score.F1Score", "fe.trace.metric.F1Score")
@@ -14,7 +17,7 @@ class F1Score(ClassScoreMetric):
     """Computes the F1 score (2 tp / (2 tp + fp + fn)) for a classification task and reports it back to the logger.
 
     Binary predictions (one score per sample) log the F1 score of the positive class (a float); multi-class
-    predictions log one F1 score per class (an array) unless `average` is given. A class neither present nor predicted
+    predictions log one F1 score per class (an array). A class neither present nor predicted
     scores `zero_division` (0.0), without a warning. Counts are accumulated per batch (see `ConfusionMetric`).
 
     Args:
@@ -29,18 +32,18 @@ class F1Score(ClassScoreMetric):
         per_ds: Whether to automatically compute this metric individually for every ds_id it runs on, in addition to
             computing an aggregate across all ds_ids on which it runs. This is automatically False if `output_name`
             contains a "|" character.
-        **kwargs: scikit-learn style options: `average` (None, 'binary', 'micro', 'macro' or 'weighted'; default
-            'binary' for binary predictions, None otherwise), `labels` (class indices to report or average over),
-            `pos_label` (the positive class for 'binary', default 1) and `zero_division` (default 0).
+        **kwargs: Additional keyword arguments that pass to sklearn.metrics.f1_score() (through `f1_score` in this
+            module: `labels`, `pos_label` and `zero_division` are computed in numpy, others need scikit-learn).
 
     Raises:
-        ValueError: One of ["y_true", "y_pred"], or an unsupported argument, exists in `kwargs`.
+        ValueError: One of ["y_true", "y_pred", "average"] argument exists in `kwargs`.
 
     Example:
-        >>> # F1Score("y", "y_pred", average="micro") logs one number (equal to accuracy for single-label data).
+        >>> # F1Score("y", "y_pred") logs one value per class, or the positive class's for binary predictions
     """
 
     kind = "f1"
+    function_name = "f1_score"
 
     def __init__(self,
                  true_key: str,

@@ -1,16 +1,19 @@
 """`MCC`: the Matthews correlation coefficient."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Union
+from typing import Any, Dict, Iterable, Union
 
 import numpy as np
 
 from fe_core.trace.metric._class_score import check_metric_kwargs
 from fe_core.trace.metric._confusion import mcc_from_confusion
+from fe_core.trace.metric._sklearn_style import call_metric_function, matthews_corrcoef
 from fe_core.trace.metric.metric import ConfusionMetric
 from fe_core.export import fe_export
 
-__all__ = ["MCC"]
+__all__ = ["MCC", "matthews_corrcoef"]
+
+fe_export("fe.trace.metric.mcc.matthews_corrcoef")(matthews_corrcoef)
 
 
 @fe_export("fe.trace.metric.mcc.MCC", "fe.trace.metric.MCC")
@@ -36,11 +39,12 @@ class MCC(ConfusionMetric):
         per_ds: Whether to automatically compute this metric individually for every ds_id it runs on, in addition to
             computing an aggregate across all ds_ids on which it runs. This is automatically False if `output_name`
             contains a "|" character.
-        **kwargs: Accepted for compatibility with FastEstimator, which passes them to sklearn; fe supports none
-            (`sample_weight` would need every prediction stored).
+        **kwargs: Additional keyword arguments that pass to sklearn.metrics.matthews_corrcoef(), through
+            `matthews_corrcoef` in this module (numpy without them; with them every sample of the epoch is kept and
+            scikit-learn is called).
 
     Raises:
-        ValueError: If `kwargs` is not empty.
+        ValueError: One of ["y_true", "y_pred"] argument exists in `kwargs`.
 
     Example:
         >>> # MCC("y", "y_pred") logs 'mcc', and 'mcc|ds1', 'mcc|ds2' with two named eval datasets
@@ -54,8 +58,26 @@ class MCC(ConfusionMetric):
                  output_name: str = "mcc",
                  per_ds: bool = True,
                  **kwargs: Any) -> None:
-        check_metric_kwargs(type(self).__name__, kwargs, ())
+        self.check_kwargs(kwargs)
         super().__init__(true_key, pred_key, mode=mode, ds_id=ds_id, output_name=output_name, per_ds=per_ds)
+        self.kwargs = dict(kwargs)
+        self.keep_samples = bool(kwargs)
+
+    @staticmethod
+    def check_kwargs(kwargs: Dict[str, Any]) -> None:
+        """Check if `kwargs` has any blacklist argument and raise an error if it does.
+
+        Args:
+            kwargs: Keyword arguments to be examined.
+
+        Raises:
+            ValueError: One of ["y_true", "y_pred"] argument exists in `kwargs`.
+        """
+        check_metric_kwargs("MCC", kwargs, ("y_true", "y_pred"))
 
     def compute(self, confusion: np.ndarray, binary: bool) -> float:
-        return mcc_from_confusion(confusion)
+        if not confusion.sum():
+            return mcc_from_confusion(confusion)
+        y_true, y_pred = self.labels_for(confusion)
+        return call_metric_function("fe.trace.metric.mcc", __name__, "matthews_corrcoef", y_true=y_true,
+                                    y_pred=y_pred, **self.kwargs)

@@ -1,7 +1,7 @@
 """`ConfusionMetric`: the base of the classification metric traces, which all count a confusion matrix per dataset."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional, Union
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -51,10 +51,16 @@ class ConfusionMetric(PerDSTrace):
     In a data-parallel run each process counts its own samples; at the end of each dataset (and of the epoch) the
     matrices of every process are summed, so the metric equals a single process's on the same samples.
 
+    A subclass that hands its keyword arguments to a scikit-learn style function which needs every sample (a
+    `sample_weight`) sets `keep_samples`; the class indices of the epoch are then kept as well (`samples`), and
+    `labels_for` gives them in order. Otherwise `labels_for` rebuilds (unordered) label arrays from the counts.
+
     Attributes:
         confusions: The counts of the current epoch, per ds_id ('' for an unnamed dataset).
         binary: Per ds_id, whether every prediction so far was a single binary score.
     """
+
+    keep_samples: bool = False
 
     def __init__(self,
                  true_key: str,
@@ -78,6 +84,8 @@ class ConfusionMetric(PerDSTrace):
         self.confusions: Dict[str, np.ndarray] = {}
         self.binary: Dict[str, bool] = {}
         self.reduced: List[str] = []  # ds_ids whose counts already hold every process's samples
+        self.samples: Dict[str, List[np.ndarray]] = {}  # with keep_samples: [true, pred, true, pred, ...] per ds_id
+        self._result_samples: Optional[Tuple[np.ndarray, np.ndarray]] = None
 
     @property
     def true_key(self) -> str:
@@ -112,6 +120,7 @@ class ConfusionMetric(PerDSTrace):
         self.confusions = {}
         self.binary = {}
         self.reduced = []
+        self.samples = {}
 
     def on_batch_end(self, data: Data) -> None:
         ds_id = current_ds_id(self)
@@ -137,6 +146,8 @@ class ConfusionMetric(PerDSTrace):
         matrix += confusion_counts(true_idx, pred_idx, size)
         self.confusions[ds_id] = matrix
         self.binary[ds_id] = binary and size == 2 and self.binary.get(ds_id, True)
+        if self.keep_samples:
+            self.samples.setdefault(ds_id, []).extend([true_idx, pred_idx])
 
     def on_ds_end(self, data: Data) -> None:
         ds_id = current_ds_id(self)
@@ -180,13 +191,28 @@ class ConfusionMetric(PerDSTrace):
         """
         raise NotImplementedError(f"{type(self).__name__} must implement compute(confusion, binary)")
 
+    def labels_for(self, confusion: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """(y_true, y_pred) class indices behind `confusion`: the kept samples in order (with `keep_samples`), else
+        rebuilt from the counts (grouped by cell)."""
+        if self._result_samples is not None:
+            return self._result_samples
+        rows, cols = np.nonzero(confusion)
+        counts = confusion[rows, cols]
+        return np.repeat(rows, counts), np.repeat(cols, counts)
+
     def _result(self, ds_ids: List[str]) -> Any:
         present = [ds_id for ds_id in ds_ids if ds_id in self.confusions]
         if not present:  # no batch was seen
             size = self.num_classes or 0
+            self._result_samples = None
             return self.compute(np.zeros((size, size), dtype=np.int64), False)
         confusion = merge_confusions([self.confusions[ds_id] for ds_id in present])
-        return self.compute(confusion, all(self.binary[ds_id] for ds_id in present) and confusion.shape[0] == 2)
+        kept = [part for ds_id in present for part in self.samples.get(ds_id, [])]
+        self._result_samples = (np.concatenate(kept[0::2]), np.concatenate(kept[1::2])) if kept else None
+        try:
+            return self.compute(confusion, all(self.binary[ds_id] for ds_id in present) and confusion.shape[0] == 2)
+        finally:
+            self._result_samples = None
 
     def _where(self, ds_id: str) -> str:
         system = getattr(self, "system", None)
