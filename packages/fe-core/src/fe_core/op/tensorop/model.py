@@ -27,7 +27,9 @@ class ModelOp(StatelessOp, TensorOp):
 
     Args:
         model: A model built with `fe.build`.
-        inputs: The key(s) of the model's input(s).
+        inputs: The key(s) of the model's input(s). The model is called with one argument, as in FastEstimator: the
+            tensor of a single key, or for a list of keys the list of their tensors (`inputs=["x_a", "x_b"]` calls
+            `model([x_a, x_b])`, on torch as on TensorFlow).
         outputs: The key(s) of the prediction(s); with `intermediate_layers`, the final output comes first and the
             requested layers' outputs follow in order.
         mode: Mode(s) to run in.
