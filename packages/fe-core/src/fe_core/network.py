@@ -8,6 +8,7 @@ or pop reads them, so a loss nobody logs this step is never copied off the devic
 from __future__ import annotations
 
 import functools
+import re
 import threading
 import warnings
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, MutableMapping, Optional, Sequence, Set,
@@ -142,6 +143,9 @@ def _checked_forward(op: Any, forward: Callable[[Any, Dict[str, Any]], Any],
         return result
 
     return checked
+
+
+_ANSI_CODES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal escape sequences (colours, bold)
 
 
 def explain_with_warmup_checks(op: Any, store: Mapping[str, Any], state: Dict[str, Any], error: BaseException) -> None:
@@ -498,8 +502,10 @@ class BaseNetwork:
     def _op_failure(self, op: Any, store: Mapping[str, Any], error: BaseException) -> str:
         """The message for an exception raised inside `op`: the op (and model), where, its inputs' shapes, what the
         model expects (when the backend can tell) and the original error."""
+        # Keras puts terminal colour codes (bold) into its messages: they are noise inside fe's message and in logs
+        text = _ANSI_CODES.sub("", str(error))
         message = (f"{op_label(op)} failed in {self._where()} on inputs {describe_inputs(op.inputs, store)}: "
-                   f"{type(error).__name__}: {error}")
+                   f"{type(error).__name__}: {text}")
         model = getattr(op, "model", None)
         if model is not None and getattr(op, "kernel_name", None) in ("model", "model_without_gradients"):
             hint = self._model_input_hint(model, [store[key] for key in op.inputs if key in store])
