@@ -88,7 +88,9 @@ def main() -> None:
     # exact SGD updates from the global-batch mean gradient, static and eager
     for eager in (False, True):
         model = build(model_fn=linear_model, optimizer_fn=lambda: keras.optimizers.SGD(learning_rate=LR))
-        check(f"mirrored variables (eager={eager})", type(model.weights[0].value).__name__ == "MirroredVariable")
+        weight = model.weights[0]  # Keras 3 wraps the tf variable (`.value`); tf-keras' weight is the tf variable
+        variable = weight if isinstance(weight, tf.Variable) else weight.value
+        check(f"mirrored variables (eager={eager})", type(variable).__name__ == "MirroredVariable")
         network = regression_network(model)
         batch = batches(1, 8, seed=1)[0]
         kernel, bias = values(model)

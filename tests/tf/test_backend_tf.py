@@ -15,6 +15,7 @@ import tensorflow as tf
 
 import fe_core.backend as fb
 from fe_core.build import build
+from fe_tf._keras import dtype_policy, set_dtype_policy
 
 
 def _load_cases() -> Any:
@@ -206,12 +207,12 @@ def test_conversions_between_numpy_and_tf() -> None:
     assert fb.cast(tf.ones(2), tf.ones(1, dtype=tf.int32)).dtype == tf.int32
     assert fb.to_shape({"a": tf.ones((2, 3))}, add_batch=True) == {"a": (None, 2, 3)}
     assert fb.convert_tensor_precision(tf.ones(2, dtype=tf.float64)).dtype == tf.float32
-    policy = keras.config.dtype_policy()
-    keras.config.set_dtype_policy("mixed_float16")
+    policy = dtype_policy()
+    set_dtype_policy("mixed_float16")  # keras.config's on Keras 3, tf-keras' mixed_precision global policy on Keras 2
     try:
         assert fb.convert_tensor_precision(tf.ones(2)).dtype == tf.float16
     finally:
-        keras.config.set_dtype_policy(policy)
+        set_dtype_policy(policy)
 
 
 def test_shapes_known_and_unknown_inside_tf_function() -> None:
