@@ -33,7 +33,7 @@ from fe_tf._keras import optimizer_variables, random_state_variables, variable_p
 from fe_tf.model_building import build_optimizers_of
 from fe_tf.optimizers import scheduled_optimizers
 
-__all__ = ["weights_file", "optimizer_file", "save_model", "load_model", "load_weights"]
+__all__ = ["weights_file", "optimizer_file", "save_model", "load_model", "load_weights", "load_optimizer_state"]
 
 
 def weights_file(model_name: str) -> str:
@@ -204,8 +204,17 @@ def load_model(model: Any, load_dir: str, load_optimizer: bool) -> None:
     """
     name = _model_name(model)
     load_weights(model, os.path.join(load_dir, weights_file(name)))
-    if not load_optimizer:
-        return
+    if load_optimizer:
+        load_optimizer_state(model, load_dir, name)
+
+
+def load_optimizer_state(model: Any, load_dir: str, name: str) -> None:
+    """Load `<load_dir>/<name>_opt.npz` (written by `save_model`) into the model's optimizers and seed generators.
+
+    Raises:
+        FileNotFoundError: If the file is missing.
+        ValueError: If the optimizer state does not fit the model's optimizers.
+    """
     path = os.path.join(load_dir, optimizer_file(name))
     if not os.path.exists(path):
         raise FileNotFoundError(f"Optimizer state file {path!r} for model {name!r} does not exist")

@@ -137,8 +137,9 @@ def save_model(model: Any,
                save_architecture: bool = False) -> str:
     """Save `model` weights to a specific directory.
 
-    Files: torch `<model_name>.pt` (+ `<model_name>_opt.pt`); TensorFlow `<model_name>.weights.h5` (Keras 3's
-    weights format; + `<model_name>_opt.npz`, + `<model_name>.keras` with `save_architecture`).
+    Files: torch `<model_name>.pt` (+ `<model_name>_opt.pt`); TensorFlow `<model_name>.h5` as in FastEstimator (in
+    Keras 3's `.weights.h5` format, which `load_model` reads; + `<model_name>_opt.npz`, + `<model_name>.keras`, the
+    whole model, with `save_architecture`).
 
     Args:
         model: A neural network instance to save.
@@ -168,8 +169,7 @@ def load_model(model: Any, weights_path: str, load_optimizer: bool = False) -> N
 
     Args:
         model: A neural network instance to load.
-        weights_path: Path to the `model` weights (`x.pt`; `x.weights.h5`, or `x.h5` for a file saved as
-            `x.weights.h5`).
+        weights_path: Path to the `model` weights (`x.pt`; `x.h5` in either HDF5 layout, or `x.weights.h5`).
         load_optimizer: Whether to load optimizer. If True, then it will load <weights_opt> file in the path.
 
     Raises:

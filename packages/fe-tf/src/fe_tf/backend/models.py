@@ -131,10 +131,14 @@ def _named(model: Any, name: str) -> Iterator[None]:
 
 
 def save_model(model: Any, save_dir: str, model_name: str, save_optimizer: bool, save_architecture: bool) -> str:
-    """The TensorFlow case of `fe.backend.save_model`."""
+    """The TensorFlow case of `fe.backend.save_model`: `<model_name>.h5` as in FastEstimator (holding Keras 3's
+    `.weights.h5` format, which `load_model` reads), `<model_name>_opt.npz`, and `<model_name>.keras` (the whole
+    model) with `save_architecture`."""
     os.makedirs(save_dir, exist_ok=True)
     with _named(model, model_name):
         files = checkpoint.save_model(model, save_dir, save_optimizer)
+    path = os.path.join(save_dir, f"{model_name}.h5")
+    os.replace(os.path.join(save_dir, files[0]), path)  # written atomically under Keras' name; FastEstimator's name
     if save_architecture:
         attached = {key: model.__dict__[key] for key in ("optimizer", "current_optimizer") if key in model.__dict__}
         for key in attached:  # fe's optimizers are not part of the architecture file
@@ -144,7 +148,7 @@ def save_model(model: Any, save_dir: str, model_name: str, save_optimizer: bool,
         finally:
             for key, value in attached.items():
                 setattr(model, key, value)
-    return os.path.join(save_dir, files[0])
+    return path
 
 
 def _weights_file(weights_path: str) -> str:
@@ -153,11 +157,14 @@ def _weights_file(weights_path: str) -> str:
     stem, extension = os.path.splitext(weights_path)
     if extension == ".h5" and not stem.endswith(".weights") and os.path.exists(f"{stem}.weights.h5"):
         return f"{stem}.weights.h5"  # FastEstimator's '<name>.h5' for Keras 3's '<name>.weights.h5'
+    if extension == ".h5" and stem.endswith(".weights") and os.path.exists(f"{stem[:-len('.weights')]}.h5"):
+        return f"{stem[:-len('.weights')]}.h5"  # '<name>.weights.h5' for the '<name>.h5' fe now writes
     raise FileNotFoundError(f"fe.backend.load_model: weights file {weights_path!r} does not exist")
 
 
 def load_model(model: Any, weights_path: str, load_optimizer: bool) -> None:
-    """The TensorFlow case of `fe.backend.load_model`."""
+    """The TensorFlow case of `fe.backend.load_model`: weights from `<name>.h5` (FastEstimator's name, in either
+    HDF5 layout), `<name>.weights.h5` or `<name>.keras`; the optimizer from `<name>_opt.npz` next to them."""
     path = _weights_file(weights_path)
     checkpoint.load_weights(model, path)
     if load_optimizer:
@@ -166,11 +173,10 @@ def load_model(model: Any, weights_path: str, load_optimizer: bool) -> None:
             if file_name.endswith(suffix):
                 file_name = file_name[:-len(suffix)]
                 break
-        if not file_name + ".weights.h5" == os.path.basename(path):
-            raise ValueError(f"fe.backend.load_model: the optimizer is found next to '<name>.weights.h5' weights as "
+        if os.path.basename(path) not in (f"{file_name}.weights.h5", f"{file_name}.h5"):
+            raise ValueError(f"fe.backend.load_model: the optimizer is found next to '<name>.h5' weights as "
                              f"'<name>_opt.npz'; {weights_path!r} is not such a file")
-        with _named(model, file_name):
-            checkpoint.load_model(model, directory, load_optimizer=True)
+        checkpoint.load_optimizer_state(model, directory, file_name)
 
 
 def l2_regularization(model: Any, beta: float) -> tf.Tensor:

@@ -43,7 +43,7 @@ def get_estimator(epochs: int = 8,
         eval_steps_per_epoch: Cut evaluation epochs to this many steps (None: the whole eval set).
         save_dir: Where BestModelSaver writes the best model, relative to the working directory unless absolute;
             `fe test` (run in the same directory) loads the model from there.
-        weights_path: Weights to start from (for example a saved `model_best_accuracy.weights.h5`, to test it).
+        weights_path: Weights to start from (for example a saved `model_best_accuracy.h5`, to test it).
         log_steps: Print the training loss every this many steps.
     """
     train_data, eval_data, test_data = load_digits_datasets()
