@@ -78,6 +78,22 @@ def test_an_optimizer_left_unbuilt_is_built_before_its_saved_state_loads(tmp_pat
         np.testing.assert_array_equal(np.asarray(mine), np.asarray(theirs))
 
 
+def test_a_model_without_weights_at_build_resumes_from_a_restore_wizard_checkpoint(tmp_path: Any) -> None:
+    from fe_core.build import reset_build_count
+    from fe_core.trace.io.restore_wizard import RestoreWizard
+
+    def run(epochs: int) -> Any:
+        reset_build_count()  # the same model name in both runs, as in two runs of a script
+        model = build(_no_input_sequential, "adam")
+        Estimator(Pipeline(train_data=_text_data(), batch_size=4), make_network(_classifier(model)), epochs=epochs,
+                  log_steps=None, traces=[RestoreWizard(str(tmp_path))]).fit()
+        return model
+
+    first = run(1)
+    resumed = run(2)  # restores epoch 1 (weights and optimizer state) and trains epoch 2
+    assert int(first.optimizer.iterations.numpy()) == 4 and int(resumed.optimizer.iterations.numpy()) == 8
+
+
 @pytest.mark.slow  # a fresh interpreter with two logical CPUs
 def test_a_model_without_weights_trains_under_a_mirrored_strategy() -> None:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
