@@ -21,6 +21,7 @@ from fe.cli.saved_weights import load_given_weights, restore_saved_weights
 from fe.cli.script import find_get_estimator, load_entry_point
 from fe.cli.script_arguments import convert_arguments, format_parameters
 from fe.cli.script_help import add_script_help
+from fe_core.summary.run_arguments import set_run_arguments
 
 __all__ = ["add_train_parser", "add_test_parser", "configure_train_parser", "configure_test_parser", "train", "test",
            "build_estimator", "parsed_arguments", "run_main"]
@@ -62,6 +63,7 @@ def build_estimator(get_estimator: Callable[..., Any], arguments: Dict[str, Any]
     """
     check_arguments(get_estimator, arguments, where)
     arguments = convert_arguments(get_estimator, arguments, raw or {}, where)
+    set_run_arguments(arguments)  # experiment trackers (MLflowLogger) log them as the run's hyperparameters
     estimator = get_estimator(**arguments)
     if not (hasattr(estimator, "fit") and hasattr(estimator, "test")):
         raise CLIError(f"{where} returned {type(estimator).__name__}, not an Estimator")

@@ -8,11 +8,12 @@ from fe_core.trace.io.csv_logger import CSVLogger
 from fe_core.trace.io.grid_display import GridDisplay
 from fe_core.trace.io.image_saver import ImageSaver
 from fe_core.trace.io.image_viewer import ImageViewer
+from fe_core.trace.io.mlflow_logger import MLflowLogger
 from fe_core.trace.io.model_saver import ModelSaver
 from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.io.tensorboard import TensorBoard
 from fe_core.trace.io.test_report import TestCase, TestReport
 from fe_core.trace.io.traceability import Traceability
 
-__all__ = ["BestModelSaver", "CSVLogger", "ModelSaver", "RestoreWizard", "TensorBoard", "TestCase", "TestReport",
-           "BatchDisplay", "GridDisplay", "ImageSaver", "ImageViewer", "Traceability"]
+__all__ = ["BestModelSaver", "CSVLogger", "MLflowLogger", "ModelSaver", "RestoreWizard", "TensorBoard", "TestCase",
+           "TestReport", "BatchDisplay", "GridDisplay", "ImageSaver", "ImageViewer", "Traceability"]
