@@ -198,8 +198,11 @@ def test_visualize_saves_html_from_a_saved_search_file(tmp_path, capsys):
     assert choose_visualization(path) == "parallel"
     assert choose_visualization(path, ignore_keys=["loss"]) == "heatmap"
     assert choose_visualization(path, ignore_keys=["opt"]) == "cartesian"
-    visualize_search(path, save_path=str(tmp_path / "out"), ignore_keys=["loss"])
-    assert (tmp_path / "out" / "grid.html").read_text().count("heatmap") >= 1
+    visualize_search(path, save_path=str(tmp_path / "out"), ignore_keys=["loss"])  # a file stem, as FastEstimator
+    assert (tmp_path / "out.html").read_text().count("heatmap") >= 1
+    (tmp_path / "plots").mkdir()
+    visualize_search(path, save_path=str(tmp_path / "plots"), ignore_keys=["loss"])  # a directory
+    assert (tmp_path / "plots" / "grid.html").is_file()
     visualize_cartesian(search, ignore_keys="opt", save_path=str(tmp_path / "c.html"), title="my plot")
     assert (tmp_path / "c.html").exists()
     assert f"Saving to {tmp_path / 'c.html'}" in capsys.readouterr().out

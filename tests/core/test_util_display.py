@@ -100,7 +100,9 @@ def test_batch_display_alone_and_torch_style_layouts(tmp_path):
     fig = BatchDisplay(image=batch, text=["a", "b", "c"], title="column").prepare()
     assert isinstance(fig, FigureFE) and len(fig.data) == 3
     assert [note.text for note in fig.layout.annotations] == ["a", "b", "c"]
-    fig.show(save_path=str(tmp_path / "column"), verbose=False)  # no extension: png
+    fig.show(save_path=str(tmp_path / "column.png"), verbose=False)
+    fig.show(save_path=str(tmp_path / "stem"), verbose=False)  # no extension: a file stem, saved as HTML
+    assert "<html>" in (tmp_path / "stem.html").read_text(encoding="utf-8")[:200].lower()
     pixels = _read_rgb(tmp_path / "column.png")
     white_rows, _ = _where(pixels, (255, 255, 255))
     black_rows, _ = _where(pixels, (0, 0, 0))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 import math
+import re
 from typing import Any, DefaultDict, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -106,44 +107,70 @@ def _number(value: Any) -> Optional[float]:
 
 @fe_export("fe.summary.summary.average_summaries", "fe.summary.average_summaries")
 def average_summaries(name: str, summaries: List[Summary]) -> Summary:
-    """Average several runs' summaries: each (mode, key, step) recorded by more than one of them becomes
-    `ValWithError(mean - std, mean, mean + std)` (population std); one recorded by a single run keeps its value.
+    """Average multiple summaries together, storing their metric means +- stdevs, as FastEstimator does.
 
-    Non-scalar values (arrays such as confusion matrices) are kept from the first summary that has them.
+    For each (mode, key, step) the runs' numbers are combined: one value (or several equal ones) is kept as it is,
+    different ones become `ValWithError(mean - std, mean, mean + std)` with the sample standard deviation. A
+    `ValWithError` counts as its middle value, a string as the one number it holds; other values (arrays such as
+    confusion matrices, text) and the 'epoch' key are left out. Test values, which early stopping can put at
+    different steps in different runs, are pooled into one entry at the largest test step.
 
     Args:
-        name: The new summary's name.
-        summaries: The summaries to average.
+        name: The name for the new summary.
+        summaries: The summaries to average. None gives an empty Summary; one is renamed and returned.
 
     Returns:
-        A new Summary.
-
-    Raises:
-        ValueError: If `summaries` is empty.
+        A single summary object reporting mean+-stddev for each metric.
 
     Example:
         >>> a, b = Summary("a"), Summary("b")
         >>> a.history["eval"]["acc"][10] = 0.5; b.history["eval"]["acc"][10] = 0.7
-        >>> average_summaries("ab", [a, b]).history["eval"]["acc"][10]
-        ValWithError(y_min=0.5, y=0.6, y_max=0.7)
+        >>> value = average_summaries("ab", [a, b]).history["eval"]["acc"][10]
+        >>> round(value.y, 6), round(value.y_max - value.y, 6)
+        (0.6, 0.141421)
     """
     if not summaries:
-        raise ValueError("average_summaries needs at least one summary")
-    collected: Dict[str, Dict[str, Dict[int, List[Any]]]] = {}
+        return Summary(name)
+    if len(summaries) == 1:
+        summaries[0].name = name
+        return summaries[0]
+    collected: Dict[str, Dict[str, Dict[int, List[float]]]] = {}
     for summary in summaries:
         for mode, keys in summary.history.items():
             for key, steps in keys.items():
+                if key == "epoch":  # averaging epochs over runs means nothing
+                    continue
                 for step, value in steps.items():
-                    collected.setdefault(mode, {}).setdefault(key, {}).setdefault(step, []).append(value)
+                    number = _averageable(value)
+                    per_step = collected.setdefault(mode, {}).setdefault(key, {}).setdefault(step, [])
+                    if number is not None:
+                        per_step.append(number)
     result = Summary(name)
     for mode, keys in collected.items():
         for key, steps in keys.items():
+            if mode == "test" and steps:  # pooled at the largest step
+                steps = {max(steps): [value for values in steps.values() for value in values]}
             for step, values in sorted(steps.items()):
-                numbers = [_number(value) for value in values]
-                if len(values) == 1 or any(number is None for number in numbers):
-                    result.history[mode][key][step] = values[0]
-                    continue
-                mean = math.fsum(numbers) / len(numbers)  # type: ignore[arg-type]
-                std = float(np.std(np.array(numbers, dtype=float)))
-                result.history[mode][key][step] = ValWithError(mean - std, mean, mean + std)
+                reduced = _reduce_values(values)
+                if reduced is not None:
+                    result.history[mode][key][step] = reduced
     return result
+
+
+def _averageable(value: Any) -> Optional[float]:
+    """The number `average_summaries` averages for a recorded value (None: the value is left out)."""
+    if isinstance(value, str):
+        found = re.findall(r"(\d+\.\d+|\.?\d+)", value)
+        return float(found[0]) if len(found) == 1 else None
+    return _number(value)
+
+
+def _reduce_values(values: List[float]) -> Any:
+    """None for no values, the value when all are equal, else mean +- the sample standard deviation."""
+    if not values:
+        return None
+    if all(value == values[0] for value in values):
+        return values[0]
+    mean = math.fsum(values) / len(values)
+    std = float(np.std(np.asarray(values, dtype=float), ddof=1))
+    return ValWithError(mean - std, mean, mean + std)

@@ -111,7 +111,8 @@ class FigureFE(go.Figure):
             save_path: The path where the figure should be saved, or None to display the figure to the screen. The
                 extension picks the format: .html (interactive, plotly.js embedded so it opens offline), .json, or a
                 static image (.png, .jpg, .jpeg, .webp, .svg, .pdf). A directory (existing, or ending in '/') gets a
-                PNG named after the figure's title. No extension means PNG.
+                PNG named after the figure's title. A path without an extension is a file stem: it gets '.html', as in
+                FastEstimator.
             verbose: Whether to print out the save location.
             scale: A scaling factor to apply when exporting to static images (to increase resolution).
             interactive: Whether the figure should be interactive or static. This is only applicable when
@@ -127,8 +128,8 @@ class FigureFE(go.Figure):
             path = os.path.join(path, _default_file_name(self))
         root, extension = os.path.splitext(path)
         extension = extension.lower().lstrip(".")
-        if not extension:
-            extension, path = "png", root + ".png"
+        if not extension:  # a file stem: interactive HTML, as FastEstimator saves it
+            extension, path = "html", root + ".html"
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         if verbose:
             print(f"Saving to {path}")

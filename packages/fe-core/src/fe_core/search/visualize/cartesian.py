@@ -78,7 +78,8 @@ def visualize_cartesian(search: Union[Search, str],
         title: The figure title.
         ignore_keys: Parameter / result keys to leave out.
         groups: Result keys to draw on the same axes.
-        save_path: None to show the figure; a directory (gets `<title>.html`), an '.html' file, or an image file.
+        save_path: None to show the figure; a directory (gets `<title>.html`), a file stem (gets '.html'), an '.html'
+            file, or an image file.
         verbose: Print where the figure was saved.
     """
     figure = plot_cartesian(search, title=title, ignore_keys=ignore_keys, groups=groups)

@@ -71,7 +71,8 @@ def visualize_heatmap(search: Union[Search, str],
         search: A Search, or the path of its saved JSON file.
         title: The figure title.
         ignore_keys: Parameter / result keys to leave out.
-        save_path: None to show the figure; a directory (gets `<title>.html`), an '.html' file, or an image file.
+        save_path: None to show the figure; a directory (gets `<title>.html`), a file stem (gets '.html'), an '.html'
+            file, or an image file.
         verbose: Print where the figure was saved.
     """
     figure = plot_heatmap(search, title=title, ignore_keys=ignore_keys)

@@ -70,7 +70,8 @@ def visualize_parallel_coordinates(search: Union[Search, str],
         color_by: The key whose values color the lines.
         title: The figure title.
         ignore_keys: Parameter / result keys to leave out.
-        save_path: None to show the figure; a directory (gets `<title>.html`), an '.html' file, or an image file.
+        save_path: None to show the figure; a directory (gets `<title>.html`), a file stem (gets '.html'), an '.html'
+            file, or an image file.
         verbose: Print where the figure was saved.
     """
     figure = plot_parallel_coordinates(search, color_by=color_by, title=title, ignore_keys=ignore_keys)

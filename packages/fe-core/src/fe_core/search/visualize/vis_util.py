@@ -96,9 +96,11 @@ def as_figure_fe(figure: Any) -> Any:
 
 
 def show_or_save(figure: Any, save_path: Optional[str], verbose: bool, default_name: str) -> Optional[str]:
-    """Show a figure (save_path None) or save it with `FigureFE.show`: a directory gets `<default_name>.html` (every
-    plot kind works as interactive HTML), a path's extension picks the format (.html, .json, or a static image such as
-    .png, drawn by kaleido or fe's matplotlib renderer, which covers cartesian plots and heatmaps).
+    """Show a figure (save_path None) or save it with `FigureFE.show`: an existing directory (or a path ending in '/')
+    gets `<default_name>.html` (every plot kind works as interactive HTML); a path without an extension is a file stem
+    and gets '.html' (`save_path="out/search"` writes `out/search.html`, as FastEstimator does); otherwise the
+    extension picks the format (.html, .json, or a static image such as .png, drawn by kaleido or fe's matplotlib
+    renderer, which covers cartesian plots and heatmaps).
 
     Returns:
         The file written, or None when the figure was shown.
@@ -108,7 +110,9 @@ def show_or_save(figure: Any, save_path: Optional[str], verbose: bool, default_n
         figure.show()
         return None
     path = os.path.expanduser(os.fspath(save_path))
-    if os.path.isdir(path) or path.endswith(("/", os.sep)) or not os.path.splitext(path)[1]:
+    if os.path.isdir(path) or path.endswith(("/", os.sep)):
         path = os.path.join(path, f"{default_name}.html")
+    elif not os.path.splitext(path)[1]:
+        path = f"{path}.html"
     figure.show(save_path=path, verbose=verbose)
     return path

@@ -37,7 +37,8 @@ def visualize_search(search: Union[Search, str],
         search: A Search, or the path of its saved JSON file.
         title: The figure title.
         ignore_keys: Parameter / result keys to leave out.
-        save_path: None to show the figure; a directory (gets `<title>.html`), an '.html' file, or an image file.
+        save_path: None to show the figure; a directory (gets `<title>.html`), a file stem (gets '.html'), an '.html'
+            file, or an image file.
         verbose: Print where the figure was saved.
         **kwargs: Passed to the chosen plot: `groups` (cartesian) or `color_by` (parallel coordinates); an argument
             the chosen plot does not take is ignored.
