@@ -171,8 +171,33 @@ class Estimator:
     it off); the memory is given back when the run ends.
 
     Example:
-        >>> # est = Estimator(pipeline=pipeline, network=network, epochs=2, traces=[Accuracy("y", "y_pred")])
-        >>> # est.fit()  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import fe
+        >>> from fe.architecture.pytorch import LeNet
+        >>> from fe.dataset import NumpyDataset
+        >>> from fe.op.numpyop.univariate import ExpandDims, Minmax
+        >>> from fe.op.tensorop.loss import CrossEntropy
+        >>> from fe.op.tensorop.model import ModelOp, UpdateOp
+        >>> from fe.trace.metric import Accuracy
+        >>> rng = np.random.RandomState(0)
+        >>> data = NumpyDataset({"x": rng.rand(48, 28, 28).astype("float32"), "y": rng.randint(0, 10, 48)})
+        >>> pipeline = fe.Pipeline(train_data=data, eval_data=data.split(16, seed=0), batch_size=16,
+        ...                        ops=[ExpandDims(inputs="x", outputs="x", axis=0), Minmax(inputs="x", outputs="x")])
+        >>> model = fe.build(model_fn=LeNet, optimizer_fn="adam", model_name="lenet")
+        >>> network = fe.Network(ops=[ModelOp(model=model, inputs="x", outputs="y_pred"),
+        ...                           CrossEntropy(inputs=("y_pred", "y"), outputs="ce"),
+        ...                           UpdateOp(model=model, loss_name="ce")])
+        >>> estimator = fe.Estimator(pipeline=pipeline, network=network, epochs=2, log_steps=0,
+        ...                          traces=Accuracy(true_key="y", pred_key="y_pred"))
+        >>> summary = estimator.fit("demo")  # prints one line per epoch, as FastEstimator does
+        FastEstimator-Start: step: 1; logging_interval: 0; num_device: ...
+        FastEstimator-Train: step: 2; epoch: 1;
+        FastEstimator-Eval: step: 2; epoch: 1; accuracy: ...; ce: ...;
+        FastEstimator-Train: step: 4; epoch: 2;
+        FastEstimator-Eval: step: 4; epoch: 2; accuracy: ...; ce: ...;
+        FastEstimator-Finish: step: 4; lenet_lr: 0.001; total_time(sec): ...
+        >>> sorted(summary.history["eval"])
+        ['accuracy', 'ce', 'epoch']
     """
 
     def __init__(self,
