@@ -310,3 +310,13 @@ def test_large_constructor_arrays_are_input_data_not_state():
 
     op = Table(np.zeros(LARGE_ARRAY_BYTES // 8 + 1), np.ones(3))
     assert set(get_object_state(op)) >= {"small"} and "table" not in get_object_state(op)
+
+
+def test_numbers_written_as_text_are_data():
+    """A CSVLogger keeps its rows as text ('0.25'): they are saved, so a resumed run writes the whole file."""
+    logger = CSVLogger("/tmp/never_written.csv")
+    logger.rows = [{"mode": "train", "step": "3", "epoch": "1", "ce": "0.25", "lr": "1e-05"}]
+    assert get_object_state(logger)["rows"] == logger.rows
+    exporter = Exporter("/tmp/exports")
+    exporter.last = "loss 0.125 at step 3"
+    assert get_object_state(exporter)["last"] == "loss 0.125 at step 3"

@@ -14,8 +14,9 @@ and lists of those, numpy generators, summaries), except:
       numeric numpy arrays (up to `LARGE_ARRAY_BYTES`: larger ones are the script's input data), backend tensors or
       variables, numpy generators, or containers of those. A string or any other object given to the constructor
       (a path, a key, a mode, a model, a callable) is the script's configuration;
-    * any value holding a string that looks like a location or a dotted name (with '/', '\\', ':', '.', or a leading
-      '~'): paths, URLs and `module.name` references are never taken from a checkpoint;
+    * any value holding a string that looks like a location or a dotted name (with '/', '\\' or ':', a leading '~'
+      or '.', or dotted like 'run.csv' or 'os.system'; numbers written as text such as '0.25' are data): paths, URLs
+      and `module.name` references are never taken from a checkpoint;
     * attributes listed in a class's `fe_configuration` tuple (a dataset's arrays and their index: the script's input
       data), and
     * attributes that hold callables, modules, models, the `system` back reference or any other object the codec
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import re
 import types
 import warnings
 from collections import defaultdict
@@ -66,7 +68,8 @@ _MISSING = object()
 _CONSTRUCTOR: Dict[type, FrozenSet[str]] = {}
 _DECLARED: Dict[type, FrozenSet[str]] = {}
 _WARNED: set = set()
-_LOCATION_CHARS = frozenset("/\\:.")
+_LOCATION_CHARS = frozenset("/\\:\x00")
+_DOTTED_NAME = re.compile(r"[\w -]+(\.[A-Za-z_][\w -]*)+")
 _TENSOR_MODULES = ("torch", "tensorflow", "keras", "tf_keras", "jax", "jaxlib")
 
 
@@ -116,8 +119,11 @@ def configuration_names(cls: type) -> FrozenSet[str]:
 
 
 def _is_location(text: str) -> bool:
-    """Whether a string may name a file, directory, URL or dotted class/callable name."""
-    return bool(_LOCATION_CHARS.intersection(text)) or text.startswith("~") or "\x00" in text
+    """Whether a string may name a file, directory, URL or dotted class/callable name: it holds '/', '\\', ':' or
+    NUL, starts with '~' or '.', or is dotted like a file or module name ('run.csv', 'os.system'); numbers written as
+    text ('0.25', '1e-05') and key names are data."""
+    return bool(_LOCATION_CHARS.intersection(text)) or text.startswith(("~", ".")) or \
+        _DOTTED_NAME.fullmatch(text) is not None
 
 
 def _holds_location(value: Any, depth: int = 0) -> bool:
