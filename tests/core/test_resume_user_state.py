@@ -320,3 +320,14 @@ def test_numbers_written_as_text_are_data():
     exporter = Exporter("/tmp/exports")
     exporter.last = "loss 0.125 at step 3"
     assert get_object_state(exporter)["last"] == "loss 0.125 at step 3"
+
+
+def test_csv_logger_rows_naming_files_are_still_saved():
+    """Instance rows may name image files: they are the logger's own text, saved with it (fe_text_data), while a
+    user's attribute holding a path is not."""
+    logger = CSVLogger("/tmp/never_written.csv")
+    logger.rows = [{"mode": "eval", "step": "3", "epoch": "1", "id": "images/cat_01.png", "ce": "0.25"}]
+    assert get_object_state(logger)["rows"] == logger.rows
+    fresh = CSVLogger("/tmp/never_written.csv")
+    set_object_state(fresh, {"rows": logger.rows})
+    assert fresh.rows == logger.rows

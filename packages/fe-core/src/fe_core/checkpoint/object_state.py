@@ -17,6 +17,8 @@ and lists of those, numpy generators, summaries), except:
     * any value holding a string that looks like a location or a dotted name (with '/', '\\' or ':', a leading '~'
       or '.', or dotted like 'run.csv' or 'os.system'; numbers written as text such as '0.25' are data): paths, URLs
       and `module.name` references are never taken from a checkpoint;
+    * (a class may list attributes whose strings are only data written into the script's own files in its
+      `fe_text_data` tuple: the location rule does not apply to them, e.g. a CSVLogger's rows);
     * attributes listed in a class's `fe_configuration` tuple (a dataset's arrays and their index: the script's input
       data), and
     * attributes that hold callables, modules, models, the `system` back reference or any other object the codec
@@ -55,7 +57,7 @@ from fe_core.schedule.scheduler import Scheduler
 __all__ = ["get_object_state", "set_object_state", "stateful_objects", "get_object_states", "check_object_states",
            "set_object_states", "check_object_state", "SKIPPED_ATTRIBUTES", "configuration_names",
            "constructor_names", "declared_configuration", "get_attribute_state", "check_attribute_state",
-           "set_attribute_state", "is_restorable_attribute", "LARGE_ARRAY_BYTES"]
+           "set_attribute_state", "is_restorable_attribute", "declared_text_data", "LARGE_ARRAY_BYTES"]
 
 # The back reference to the System, the backend an op is built for, and the keys, modes and ds_ids that wire an op,
 # trace or slicer into the run: the script's, never a checkpoint's.
@@ -67,6 +69,7 @@ LARGE_ARRAY_BYTES = 1 << 22
 _MISSING = object()
 _CONSTRUCTOR: Dict[type, FrozenSet[str]] = {}
 _DECLARED: Dict[type, FrozenSet[str]] = {}
+_TEXT_DATA: Dict[type, FrozenSet[str]] = {}
 _WARNED: set = set()
 _LOCATION_CHARS = frozenset("/\\:\x00")
 _DOTTED_NAME = re.compile(r"[\w -]+(\.[A-Za-z_][\w -]*)+")
@@ -97,6 +100,19 @@ def constructor_names(cls: type) -> FrozenSet[str]:
                 continue
             found.update(name for name in list(parameters)[1:])
         names = _CONSTRUCTOR[cls] = frozenset(found)
+    return names
+
+
+def declared_text_data(cls: type) -> FrozenSet[str]:
+    """The names the classes in the MRO of `cls` list in their `fe_text_data` attribute: attributes whose strings are
+    data written into the script's own files (a CSVLogger's rows, which may hold file names as instance ids), never
+    used as locations, so the location rule does not apply to them."""
+    names = _TEXT_DATA.get(cls)
+    if names is None:
+        found = set()
+        for klass in cls.__mro__:
+            found.update(klass.__dict__.get("fe_text_data", ()))
+        names = _TEXT_DATA[cls] = frozenset(found)
     return names
 
 
@@ -183,11 +199,9 @@ def is_restorable_attribute(cls: type, name: str, value: Any) -> bool:
         return False
     if isinstance(value, (types.ModuleType, type)) or (callable(value) and not _is_tensor(value)):
         return False
-    if _holds_location(value):
-        return False
     if name in constructor_names(cls):
-        return _is_numeric_data(value)
-    return True
+        return _is_numeric_data(value) and not _holds_location(value)
+    return name in declared_text_data(cls) or not _holds_location(value)
 
 
 def _same_kind(current: Any, saved: Any) -> bool:

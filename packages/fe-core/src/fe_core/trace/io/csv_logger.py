@@ -85,6 +85,9 @@ class CSVLogger(Trace):
         >>> #           eval,100,1,0.91,0.27
     """
 
+    # Its rows are text written into its own file (instance ids may be file names): checkpointed as data.
+    fe_text_data = ("rows", "pending_instance_rows")
+
     def __init__(self,
                  filename: str,
                  monitor_names: Union[None, str, Iterable[str]] = None,
