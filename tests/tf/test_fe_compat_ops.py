@@ -99,3 +99,16 @@ def test_one_of_returns_what_the_wrapped_op_returns(eager: bool) -> None:
     swapped = pair.forward([tf.constant(1.0), tf.constant(2.0)], STATE)
     assert isinstance(swapped, list) and [float(v) for v in swapped] == [2.0, 1.0]
     assert _run([one_of], {"x": np.zeros((2, ), np.float32)}, eager=eager)["x"].tolist() == [1.0, 1.0]
+
+
+# ------------------------------------------------------------------------------------------------ item 6
+def test_clip_by_value_mixes_numbers_and_tensors_as_bounds() -> None:
+    from fe_core.backend import clip_by_value  # pylint: disable=import-outside-toplevel
+    values = tf.constant([-5.0, 4.0, 2.0, 0.0, 9.0])
+    expected = [-2.0, 3.0, 2.0, 0.0, 3.0]
+    assert clip_by_value(values, tf.constant(-2.0), 3).numpy().tolist() == expected
+    assert clip_by_value(values, tf.constant(-2), tf.constant(3)).numpy().tolist() == expected  # int bounds
+    assert clip_by_value(values, tf.zeros(5), 3).numpy().tolist() == [0.0, 3.0, 2.0, 0.0, 3.0]
+    assert clip_by_value(tf.constant([-5, 4, 2]), -2.0, tf.constant(3.0)).numpy().tolist() == [-2, 3, 2]
+    traced = tf.function(lambda x, low: clip_by_value(x, low, 3))
+    assert traced(values, tf.constant(-2.0)).numpy().tolist() == expected

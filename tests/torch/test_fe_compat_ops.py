@@ -94,3 +94,14 @@ def test_one_of_returns_what_the_wrapped_op_returns() -> None:
     swapped = pair.forward([torch.tensor(1.0), torch.tensor(2.0)], STATE)
     assert isinstance(swapped, list) and [float(v) for v in swapped] == [2.0, 1.0]
     assert _run([one_of], {"x": np.zeros((2, ), np.float32)})["x"].tolist() == [1.0, 1.0]
+
+
+# ------------------------------------------------------------------------------------------------ item 6
+def test_clip_by_value_mixes_numbers_and_tensors_as_bounds() -> None:
+    from fe_core.backend import clip_by_value  # pylint: disable=import-outside-toplevel
+    values = torch.tensor([-5.0, 4.0, 2.0, 0.0, 9.0])
+    expected = [-2.0, 3.0, 2.0, 0.0, 3.0]
+    assert clip_by_value(values, torch.tensor(-2.0), 3).tolist() == expected
+    assert clip_by_value(values, -2, torch.tensor(3.0)).tolist() == expected
+    assert clip_by_value(values, torch.zeros(5), 3).tolist() == [0.0, 3.0, 2.0, 0.0, 3.0]
+    assert clip_by_value(values, None, torch.tensor(3.0)).tolist() == [-5.0, 3.0, 2.0, 0.0, 3.0]

@@ -64,8 +64,21 @@ def tensor_round(tensor: Any) -> tf.Tensor:
     return tf.round(tensor)
 
 
+def _bound(value: Any, tensor: Any) -> Any:
+    """A clipping bound (a python number or a tensor of any dtype) as a tensor of `tensor`'s dtype."""
+    if value is None:
+        return None
+    if is_tf_tensor(value) and value.dtype != tensor.dtype:
+        return tf.cast(value, tensor.dtype)
+    if isinstance(value, float) and not tensor.dtype.is_floating:
+        return tf.cast(tf.constant(value), tensor.dtype)
+    return _like(value, tensor)
+
+
 def clip_by_value(tensor: Any, min_value: Any, max_value: Any) -> tf.Tensor:
-    """The TensorFlow case of `fe.backend.clip_by_value`."""
+    """The TensorFlow case of `fe.backend.clip_by_value` (bounds may mix python numbers and tensors of any dtype)."""
+    tensor = tf.convert_to_tensor(tensor)
+    min_value, max_value = _bound(min_value, tensor), _bound(max_value, tensor)
     if min_value is not None and max_value is not None:
         return tf.clip_by_value(tensor, _like(min_value, tensor), _like(max_value, tensor))
     if min_value is not None:

@@ -53,6 +53,11 @@ def clip_by_value(tensor: torch.Tensor, min_value: Any, max_value: Any) -> torch
     """The torch case of `fe.backend.clip_by_value`."""
     if min_value is None and max_value is None:
         return tensor
+    if isinstance(min_value, torch.Tensor) or isinstance(max_value, torch.Tensor):
+        # torch.clamp takes two numbers or two tensors: a number beside a tensor bound becomes a tensor
+        min_value, max_value = (value if value is None or isinstance(value, torch.Tensor) else
+                                torch.as_tensor(value, dtype=tensor.dtype, device=tensor.device)
+                                for value in (min_value, max_value))
     return torch.clamp(tensor, min=min_value, max=max_value)
 
 
