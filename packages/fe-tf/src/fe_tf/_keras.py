@@ -19,6 +19,8 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
+from fe_core.install_hint import install_command
+
 __all__ = ["keras", "layers", "ops", "KERAS2", "KERAS_PACKAGE", "model_types", "variable_types", "optimizer_types", "dtype_policy",
            "set_dtype_policy", "compute_dtype", "optimizer_variables", "build_optimizer", "variable_path",
            "keras3_model_under_keras2", "KERAS2_HINT", "keras2_hint", "add_keras2_hint", "use_generator_rng",
@@ -176,8 +178,8 @@ def variable_path(variable: Any) -> str:
 
 #: The line fe adds to an error Keras 3 raises for Keras 2 model code.
 KERAS2_HINT = ("fe: this looks like Keras 2 model code (tf.keras of TensorFlow <= 2.15), which Keras 3 rejects; it runs "
-               "unchanged on tf-keras: pip install 'fe[tf-keras2]' (or 'fe-tf[keras2]') and set TF_USE_LEGACY_KERAS=1 "
-               "before TensorFlow is imported")
+               f"unchanged on tf-keras: {install_command('fe-tf', 'keras2')}, and set TF_USE_LEGACY_KERAS=1 before "
+               "TensorFlow is imported")
 
 # What Keras 3 says about Keras 2 idioms: Keras 2 layer arguments (batch_input_shape, ...), TensorFlow functions on
 # symbolic tensors of a functional model, Variable.get_shape(), add_weight(shape=<int>), a Python value passed

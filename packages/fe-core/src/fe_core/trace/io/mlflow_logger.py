@@ -123,7 +123,7 @@ class MLflowLogger(Trace):
         mode: What mode(s) to execute this Trace in (None: all).
 
     Raises:
-        ImportError: At the start of a run, if mlflow is not installed (`pip install "fe[mlflow]"`).
+        ImportError: At the start of a run, if mlflow is not installed (fe-core's `mlflow` extra).
 
     Example:
         >>> # Estimator(..., traces=[Accuracy("y", "y_pred"), MLflowLogger("sqlite:///mlflow.db", run_name="lenet")])
