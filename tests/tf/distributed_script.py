@@ -52,7 +52,7 @@ class Seen(Trace):
 
 
 def model_fn():
-    import keras  # pylint: disable=import-outside-toplevel
+    keras = tf.keras  # Keras 3, or tf-keras under TF_USE_LEGACY_KERAS=1 (the tf-keras2 suite)
     return keras.Sequential([keras.Input((6,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(2)])
 
 
