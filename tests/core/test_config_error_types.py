@@ -124,3 +124,13 @@ def test_an_op_restricted_to_a_missing_ds_id():
                         ops=[NumpyLambda(fn=lambda x: x, inputs="x", outputs="x", ds_id="b")])
     estimator = Estimator(pipeline=pipeline, network=network(model), epochs=1, log_steps=None)
     raises_both(estimator.fit, "the pipeline has no dataset 'b'")
+
+
+def test_tensorop_arguments():
+    from fe_core.op.tensorop import CrossEntropy
+    from fe_core.op.tensorop.augmentation import MixUpBatch
+    raises_both(lambda: MixUpBatch(inputs="x", outputs=["x", "y"]), "needs inputs \\(images, labels\\)")
+    raises_both(lambda: MixUpBatch(inputs=["x", "y"], outputs=["x", "y"], alpha=0), "alpha must be greater than 0")
+    raises_both(lambda: CrossEntropy(inputs=("y_pred", "y"), outputs="ce", form="hinge"), "form must be one of")
+    raises_both(lambda: CrossEntropy(inputs=("y_pred", "y", "z"), outputs="ce").fe_check_keys(),
+                "needs inputs \\(y_pred, y_true\\)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable, Union
 
+from fe_core.config_error import ConfigurationError
 from fe_core.export import fe_export
 from fe_core.op.tensorop.tensorop import StatelessOp, TensorOp
 
@@ -17,10 +18,10 @@ __all__ = ["MixUpBatch", "CutMixBatch"]
 def _check_pair(op: TensorOp, alpha: float) -> None:
     name = type(op).__name__
     if not alpha > 0:
-        raise ValueError(f"{name} alpha must be greater than 0, got {alpha}")
+        raise ConfigurationError(f"{name} alpha must be greater than 0, got {alpha}")
     if len(op.inputs) != 2 or len(op.outputs) != 2:
-        raise ValueError(f"{name} needs inputs (images, labels) and outputs (mixed images, mixed labels), got "
-                         f"{op.inputs} -> {op.outputs}")
+        raise ConfigurationError(f"{name} needs inputs (images, labels) and outputs (mixed images, mixed labels), "
+                                 f"got {op.inputs} -> {op.outputs}")
 
 
 @fe_export("fe.op.tensorop.augmentation.mixup_batch.MixUpBatch", "fe.op.tensorop.augmentation.MixUpBatch")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
 
+from fe_core.config_error import ConfigurationError
 from fe_core.op.tensorop.tensorop import TensorOp
 from fe_core.export import fe_export
 from fe_core.misuse import described, describe_value, where
@@ -66,9 +67,9 @@ class LossOp(TensorOp):
     def fe_check_keys(self) -> None:
         """Raise a ValueError when the op's number of input or output keys cannot work in a Network."""
         if self.input_arity is not None and len(self.inputs) != self.input_arity:
-            raise ValueError(f"{type(self).__name__} needs inputs (y_pred, y_true), got {self.inputs}")
+            raise ConfigurationError(f"{type(self).__name__} needs inputs (y_pred, y_true), got {self.inputs}")
         if self.output_count is not None and len(self.outputs) != self.output_count:
-            raise ValueError(f"{type(self).__name__} needs exactly one output key, got {self.outputs}")
+            raise ConfigurationError(f"{type(self).__name__} needs exactly one output key, got {self.outputs}")
 
     @property
     def pred_key_idx(self) -> int:
@@ -126,7 +127,7 @@ class CrossEntropy(LossOp):
                  class_weights: Optional[Dict[int, float]] = None) -> None:
         super().__init__(inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id, average_loss=average_loss)
         if form is not None and form not in self.FORMS:
-            raise ValueError(f"CrossEntropy form must be one of {self.FORMS} or None, got {form!r}")
+            raise ConfigurationError(f"CrossEntropy form must be one of {self.FORMS} or None, got {form!r}")
         self.from_logits = from_logits
         self.form = form
         self.class_weights = class_weights
