@@ -438,9 +438,11 @@ class System:
         present with the recorded size and sha256, no symbolic links), the format and version, the type and range of
         every System attribute, and that the checkpoint's models, traces, ops and datasets match the in-memory ones.
         Then the models are loaded (if one fails, those already loaded are put back), then the run's position and
-        counters, summary, custom graphs, object states and random states. Configuration that the script sets
-        (total epochs, log steps, steps per epoch, file names and hyperparameters of traces and ops) is never taken
-        from a checkpoint. Decoding admits only plain data types (no pickle), so a
+        counters, summary, custom graphs, object states and random states. The System's own configuration (total
+        epochs, log steps, steps per epoch) is never taken from a checkpoint; of traces, ops, slicers and datasets the
+        checkpoint restores data (numbers, arrays, tensors, constructor arguments included, as FastEstimator does) but
+        never file names, directories, URLs, callables or other strings given to a constructor (see
+        `fe_core.checkpoint.object_state`). Decoding admits only plain data types (no pickle), so a
         tampered checkpoint cannot make this import or run anything. If a save was interrupted between its two
         renames, the previous checkpoint is read from its backup sibling (with a RuntimeWarning).
 

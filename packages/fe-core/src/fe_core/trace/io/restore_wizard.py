@@ -30,8 +30,9 @@ class RestoreWizard(Trace):
     newest `keep` are kept. If the newest one cannot be used (a file missing, truncated or altered, a symbolic link,
     or a checkpoint of a different network), it is reported, renamed aside to `refused-step-<N>` (never deleted, and
     never counted again), and the previous one is used. Restoring is all or nothing; a checkpoint restores the run's
-    state (weights, counters, statistics, random states), never the script's configuration (file names,
-    directories, epochs, hyperparameters).
+    state (weights, counters, statistics, random states, and the numbers, arrays and tensors of ops, traces, slicers
+    and datasets that the run changed, constructor arguments included, as FastEstimator does), never what reaches
+    the filesystem, imports or code (file names, directories, URLs, names of classes or callables).
 
     In a data-parallel run (torchrun, several TF workers) rank 0 writes the checkpoints, holding every rank's random
     and trace state, while the other ranks wait; every rank restores from the same directory (on several machines it
