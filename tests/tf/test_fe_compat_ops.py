@@ -112,3 +112,13 @@ def test_clip_by_value_mixes_numbers_and_tensors_as_bounds() -> None:
     assert clip_by_value(tf.constant([-5, 4, 2]), -2.0, tf.constant(3.0)).numpy().tolist() == [-2, 3, 2]
     traced = tf.function(lambda x, low: clip_by_value(x, low, 3))
     assert traced(values, tf.constant(-2.0)).numpy().tolist() == expected
+
+
+def test_watch_returns_every_value_in_order() -> None:
+    from fe_core.op.tensorop import Watch  # pylint: disable=import-outside-toplevel
+    data = tf.constant([1.0, 2.0, 4.0])
+    with tf.GradientTape(persistent=True) as tape:
+        output = Watch(inputs="x").forward(data=[data, data * data], state={"tape": tape})
+        total = tf.reduce_sum(output[1])
+    assert [value.numpy().tolist() for value in output] == [[1.0, 2.0, 4.0], [1.0, 4.0, 16.0]]
+    assert tape.gradient(total, output[1]).numpy().tolist() == [1.0, 1.0, 1.0]

@@ -105,3 +105,11 @@ def test_clip_by_value_mixes_numbers_and_tensors_as_bounds() -> None:
     assert clip_by_value(values, -2, torch.tensor(3.0)).tolist() == expected
     assert clip_by_value(values, torch.zeros(5), 3).tolist() == [0.0, 3.0, 2.0, 0.0, 3.0]
     assert clip_by_value(values, None, torch.tensor(3.0)).tolist() == [-5.0, 3.0, 2.0, 0.0, 3.0]
+
+
+def test_watch_returns_every_value_in_order() -> None:
+    from fe_core.op.tensorop import Watch  # pylint: disable=import-outside-toplevel
+    data = torch.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    squared = data * data
+    output = Watch(inputs="x").forward(data=[data, squared], state={"tape": None})
+    assert [value.tolist() for value in output] == [[1.0, 2.0, 4.0], [1.0, 4.0, 16.0]]

@@ -37,7 +37,8 @@ def watch_kernel(op: Any, data: List[Any], state: Dict[str, Any]) -> List[Any]:
     tape = state.get("tape")
     tensors = [tf.convert_to_tensor(value) for value in data]
     if tape is not None:
-        for key, tensor in zip(op.inputs, tensors):
+        keys = list(op.inputs) + [f"input {index}" for index in range(len(op.inputs), len(tensors))]
+        for key, tensor in zip(keys, tensors):  # every value given, in order, as FastEstimator's Watch returns them
             if not tensor.dtype.is_floating:
                 raise TypeError(f"Watch cannot differentiate with respect to {key!r}: it holds {tensor.dtype.name} "
                                 f"values, and only floating point tensors have gradients ({_where(state)})")

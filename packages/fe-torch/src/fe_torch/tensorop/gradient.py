@@ -17,7 +17,8 @@ def _where(state: Dict[str, Any]) -> str:
 def watch_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> List[Tensor]:
     """Make the tensors require gradients (a tensor cut off from the graph is detached and re-attached as a leaf)."""
     watched = []
-    for key, tensor in zip(op.inputs, data):
+    keys = list(op.inputs) + [f"input {index}" for index in range(len(op.inputs), len(data))]
+    for key, tensor in zip(keys, data):  # every value given, in order, as FastEstimator's Watch returns them
         if not tensor.is_floating_point():
             raise TypeError(f"Watch cannot differentiate with respect to {key!r}: it holds {tensor.dtype} values, and "
                             f"only floating point tensors have gradients ({_where(state)})")
