@@ -15,7 +15,7 @@ Formats:
 | torch | `"torch.export"` | one `.pt2` file (`torch.export.export` + `save`) | `torch.export.load` | |
 | tf | `"saved_model"` (default) | a directory (Keras 3 `model.export`; `tf.saved_model.save` on tf-keras) | `tf.saved_model.load` | |
 | tf | `"tflite"` | one `.tflite` file (`tf.lite.TFLiteConverter`) | `tf.lite.Interpreter` | |
-| tf | `"onnx"` | not supported: no maintained converter runs on TensorFlow 2.21 (see `fe_tf.util.export`) | | |
+| tf | `"onnx"` | one `.onnx` file (tf2onnx `from_function`) | onnxruntime | `fe-tf[export]` |
 """
 from __future__ import annotations
 
@@ -86,9 +86,8 @@ def export_model(model: Any,
             'saved_model', a directory.
         example_inputs: One input (a numpy array or a tensor of the model's framework, batch dimension first) or a
             tuple/list of them for a model taking several inputs.
-        format: 'onnx', 'torchscript' or 'torch.export' for torch (default 'onnx'); 'saved_model' or 'tflite' for
-            TensorFlow (default 'saved_model'). TensorFlow to 'onnx' raises NotImplementedError (no maintained
-            converter supports TensorFlow 2.21).
+        format: 'onnx', 'torchscript' or 'torch.export' for torch (default 'onnx'); 'saved_model', 'tflite' or
+            'onnx' (through tf2onnx) for TensorFlow (default 'saved_model').
         atol: The largest absolute output difference accepted (default `DEFAULT_ATOL` = 1e-4).
         dynamic_batch: Whether the export accepts any batch size (default); False fixes the example's batch size.
 
@@ -98,7 +97,6 @@ def export_model(model: Any,
     Raises:
         ValueError: If `model` is not a torch or TensorFlow model, or `format` is unknown for its framework.
         ExportVerificationError: If the export's outputs differ by more than `atol` (nothing is left at `save_path`).
-        NotImplementedError: For a format the framework cannot export to (TensorFlow -> ONNX).
         ImportError: If the runtime a format needs is not installed (the message names the extra).
 
     Example:
