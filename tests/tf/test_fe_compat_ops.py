@@ -122,3 +122,31 @@ def test_watch_returns_every_value_in_order() -> None:
         total = tf.reduce_sum(output[1])
     assert [value.numpy().tolist() for value in output] == [[1.0, 2.0, 4.0], [1.0, 4.0, 16.0]]
     assert tape.gradient(total, output[1]).numpy().tolist() == [1.0, 1.0, 1.0]
+
+
+class _Fixed:
+    """A stand-in distribution, as FastEstimator's tests put on MixUpBatch/CutMixBatch."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def sample(self) -> tf.Tensor:
+        return tf.constant([self.value])
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_mixup_and_cutmix_sample_from_their_distribution_attributes(traced: bool) -> None:
+    from fe_core.op.tensorop import CutMixBatch, MixUpBatch  # pylint: disable=import-outside-toplevel
+    images = tf.concat([tf.ones((1, 32, 32, 3)), tf.zeros((1, 32, 32, 3))], axis=0)
+    labels = tf.concat([tf.ones((1, 10)), tf.zeros((1, 10))], axis=0)
+    cutmix = CutMixBatch(inputs=["x", "y"], outputs=["x", "y"])
+    cutmix.beta, cutmix.uniform = _Fixed(0.5), _Fixed(0.25)
+    run = tf.function(cutmix.forward) if traced else cutmix.forward
+    mixed, mixed_labels = run([images, labels], {})
+    mixed = mixed.numpy()
+    assert mixed[0, :19, :19].mean() == 0.0 and mixed[0, 19:].mean() == 1.0  # the box [0, 19) x [0, 19)
+    np.testing.assert_allclose(mixed_labels[:, 0].numpy(), [1 - 361 / 1024, 361 / 1024], rtol=1e-6)
+    mixup = MixUpBatch(inputs=["x", "y"], outputs=["x", "y"])
+    mixup.beta = _Fixed(0.75)
+    mixed, mixed_labels = (tf.function(mixup.forward) if traced else mixup.forward)([images, labels], {})
+    assert mixed.numpy()[:, 0, 0, 0].tolist() == [0.75, 0.25] and mixed_labels.numpy()[:, 0].tolist() == [0.75, 0.25]

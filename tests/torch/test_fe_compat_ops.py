@@ -113,3 +113,32 @@ def test_watch_returns_every_value_in_order() -> None:
     squared = data * data
     output = Watch(inputs="x").forward(data=[data, squared], state={"tape": None})
     assert [value.tolist() for value in output] == [[1.0, 2.0, 4.0], [1.0, 4.0, 16.0]]
+
+
+class _Fixed:
+    """A stand-in distribution, as FastEstimator's tests put on MixUpBatch/CutMixBatch."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def sample(self) -> torch.Tensor:
+        return torch.tensor([self.value])
+
+
+def test_mixup_and_cutmix_sample_from_their_distribution_attributes() -> None:
+    from fe_core.op.tensorop import CutMixBatch, MixUpBatch  # pylint: disable=import-outside-toplevel
+    images = torch.cat([torch.ones((1, 3, 32, 32)), torch.zeros((1, 3, 32, 32))])
+    labels = torch.cat([torch.ones((1, 10)), torch.zeros((1, 10))])
+    cutmix = CutMixBatch(inputs=["x", "y"], outputs=["x", "y"])
+    assert cutmix.beta is None and cutmix.uniform is None
+    cutmix.beta, cutmix.uniform = _Fixed(0.5), _Fixed(0.25)
+    mixed, mixed_labels = cutmix.forward(data=[images, labels], state={})
+    assert float(mixed[0, :, :19, :19].mean()) == 0.0 and float(mixed[0, :, 19:, :].mean()) == 1.0  # box [0, 19)
+    np.testing.assert_allclose(mixed_labels[:, 0].numpy(), [1 - 361 / 1024, 361 / 1024], rtol=1e-6)
+    mixup = MixUpBatch(inputs=["x", "y"], outputs=["x", "y"], shared_beta=True)
+    mixup.beta = _Fixed(0.75)
+    mixed, mixed_labels = mixup.forward(data=[images, labels], state={})
+    assert mixed[:, 0, 0, 0].tolist() == [0.75, 0.25] and mixed_labels[:, 0].tolist() == [0.75, 0.25]
+    fresh = MixUpBatch(inputs=["x", "y"], outputs=["x", "y"])
+    fresh.forward(data=[images, labels], state={})
+    assert isinstance(fresh.beta, torch.distributions.Beta)  # made when first used, from torch's generator

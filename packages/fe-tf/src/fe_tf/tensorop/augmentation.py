@@ -33,6 +33,51 @@ def sample_beta(alpha: float, shape: Sequence[int]) -> tf.Tensor:
     return first / (first + second)
 
 
+class GeneratorBeta:
+    """Beta(alpha, alpha) drawn from the global generator: the default `beta` attribute of MixUpBatch/CutMixBatch
+    (FastEstimator's name; a user may replace it with any object whose `sample()` gives the mixing ratio)."""
+
+    def __init__(self, alpha: float) -> None:
+        self.alpha = float(alpha)
+
+    def sample(self, sample_shape: Sequence[int] = ()) -> tf.Tensor:
+        """Samples of `sample_shape` (float32)."""
+        return sample_beta(self.alpha, sample_shape)
+
+
+class GeneratorUniform:
+    """Uniform(0, 1) drawn from the global generator: the default `uniform` attribute of CutMixBatch."""
+
+    def sample(self, sample_shape: Sequence[int] = ()) -> tf.Tensor:
+        """Samples of `sample_shape` (float32)."""
+        return global_generator().uniform(sample_shape)
+
+
+def prepare_distributions(op: Any) -> None:
+    """Give the op its `beta` (and `uniform`) distributions unless the user set them (before any step is traced)."""
+    prepare_generator(op)
+    if getattr(op, "beta", None) is None:
+        op.beta = GeneratorBeta(op.alpha)
+    if getattr(op, "uniform", None) is None:
+        op.uniform = GeneratorUniform()
+
+
+def _draw(distribution: Any, shape: Any = ()) -> tf.Tensor:
+    """`distribution.sample(shape)` as float32 (a stand-in whose `sample()` takes no shape, or gives one value, is
+    broadcast to `shape`)."""
+    try:
+        value = distribution.sample(shape) if not (isinstance(shape, (tuple, list)) and not shape) else \
+            distribution.sample()
+    except TypeError:
+        value = distribution.sample()
+    value = tf.cast(tf.convert_to_tensor(value), tf.float32)
+    if value.shape.rank is not None and value.shape.num_elements() == 1:
+        value = tf.reshape(value, [])
+    if not (isinstance(shape, (tuple, list)) and not shape) and value.shape.rank == 0:
+        value = tf.broadcast_to(value, shape)
+    return value
+
+
 def _float_labels(labels: Any, images: tf.Tensor) -> tf.Tensor:
     dtype = images.dtype if images.dtype.is_floating else tf.float32
     labels = tf.convert_to_tensor(labels)
@@ -43,11 +88,12 @@ def mixup_batch_kernel(op: Any, data: Sequence[Any], state: Dict[str, Any]) -> L
     """lam * x + (1 - lam) * x rolled by one sample, for the images and the labels."""
     images = tf.convert_to_tensor(data[0])
     labels = _float_labels(data[1], images)
+    prepare_distributions(op)
     if op.shared_beta:
-        lam = sample_beta(op.alpha, [])
+        lam = _draw(op.beta)
         lam_images, lam_labels = lam, lam
     else:
-        lam = sample_beta(op.alpha, tf.shape(images)[:1])
+        lam = _draw(op.beta, tf.shape(images)[:1])
         lam_images = tf.reshape(lam, [-1] + [1] * (images.shape.rank - 1))
         lam_labels = tf.reshape(lam, [-1] + [1] * (labels.shape.rank - 1))
     lam_images = tf.cast(lam_images, images.dtype)
@@ -62,8 +108,9 @@ def cutmix_batch_kernel(op: Any, data: Sequence[Any], state: Dict[str, Any]) -> 
     images = tf.convert_to_tensor(data[0])
     labels = _float_labels(data[1], images)
     height, width = images.shape[1], images.shape[2]
-    lam = sample_beta(op.alpha, [])
-    center = global_generator().uniform([2])
+    prepare_distributions(op)
+    lam = _draw(op.beta)
+    center = tf.stack([_draw(op.uniform), _draw(op.uniform)])  # (y, x) of the box centre
     cut = tf.sqrt(1.0 - lam)
     cut_h, cut_w = height * cut, width * cut
     y1 = tf.round(tf.maximum(center[0] * height - cut_h / 2, 0.0))
@@ -79,7 +126,7 @@ def cutmix_batch_kernel(op: Any, data: Sequence[Any], state: Dict[str, Any]) -> 
     return [mixed_images, mixed_labels]
 
 
-mixup_batch_kernel.fe_prepare = prepare_generator  # type: ignore[attr-defined]
-cutmix_batch_kernel.fe_prepare = prepare_generator  # type: ignore[attr-defined]
+mixup_batch_kernel.fe_prepare = prepare_distributions  # type: ignore[attr-defined]
+cutmix_batch_kernel.fe_prepare = prepare_distributions  # type: ignore[attr-defined]
 
 KERNELS = {"mixup_batch": mixup_batch_kernel, "cutmix_batch": cutmix_batch_kernel}

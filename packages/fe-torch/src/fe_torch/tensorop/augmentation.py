@@ -11,13 +11,45 @@ __all__ = ["KERNELS"]
 Tensor = torch.Tensor
 
 
-def _beta(op: Any, device: torch.device) -> torch.distributions.Beta:
-    cached = op.__dict__.get("_fe_torch_beta")
+def _distribution(op: Any, name: str, device: torch.device, make: Any) -> Any:
+    """The op's `beta` / `uniform` distribution (FastEstimator's attributes): one the user put there (a stand-in with
+    `sample()`), else torch's, made for `device` (drawing from its seeded global generator) and stored there."""
+    cached = op.__dict__.get(f"_fe_torch_{name}")
+    current = op.__dict__.get(name)
+    if current is not None and (cached is None or current is not cached[1]):
+        return current
     if cached is None or cached[0] != device:
-        concentration = torch.tensor(op.alpha, dtype=torch.float32, device=device)
-        cached = (device, torch.distributions.Beta(concentration, concentration, validate_args=False))
-        op.__dict__["_fe_torch_beta"] = cached
+        cached = (device, make(device))
+        op.__dict__[f"_fe_torch_{name}"] = cached
+        op.__dict__[name] = cached[1]
     return cached[1]
+
+
+def _beta(op: Any, device: torch.device) -> Any:
+    def make(where: torch.device) -> torch.distributions.Beta:
+        concentration = torch.tensor(op.alpha, dtype=torch.float32, device=where)
+        return torch.distributions.Beta(concentration, concentration, validate_args=False)
+    return _distribution(op, "beta", device, make)
+
+
+def _uniform(op: Any, device: torch.device) -> Any:
+    def make(where: torch.device) -> torch.distributions.Uniform:
+        return torch.distributions.Uniform(torch.tensor(0.0, device=where), torch.tensor(1.0, device=where),
+                                           validate_args=False)
+    return _distribution(op, "uniform", device, make)
+
+
+def _draw(distribution: Any, device: torch.device, shape: tuple = ()) -> Tensor:
+    """`distribution.sample(shape)` as a float32 tensor on `device` (a stand-in whose `sample()` takes no shape, or
+    gives one value, is broadcast)."""
+    try:
+        value = distribution.sample(shape) if shape else distribution.sample()
+    except TypeError:
+        value = distribution.sample()
+    value = torch.as_tensor(value, dtype=torch.float32, device=device)
+    if value.numel() == 1:
+        value = value.reshape(())
+    return value.expand(shape) if shape and value.ndim == 0 else value
 
 
 def _float_labels(labels: Tensor, images: Tensor) -> Tensor:
@@ -31,9 +63,9 @@ def mixup_batch_kernel(op: Any, data: Sequence[Tensor], state: Dict[str, Any]) -
     labels = _float_labels(labels, images)
     beta = _beta(op, images.device)
     if op.shared_beta:
-        lam_images = lam_labels = beta.sample()
+        lam_images = lam_labels = _draw(beta, images.device)
     else:
-        lam = beta.sample((images.shape[0], ))
+        lam = _draw(beta, images.device, (images.shape[0], ))
         lam_images = lam.view((-1, ) + (1, ) * (images.ndim - 1))
         lam_labels = lam_images if labels.ndim == images.ndim else lam.view((-1, ) + (1, ) * (labels.ndim - 1))
     if images.is_floating_point():
@@ -53,8 +85,9 @@ def cutmix_batch_kernel(op: Any, data: Sequence[Tensor], state: Dict[str, Any]) 
     labels = _float_labels(labels, images)
     device = images.device
     height, width = images.shape[-2], images.shape[-1]
-    lam = _beta(op, device).sample()
-    center = torch.rand(2, device=device)
+    lam = _draw(_beta(op, device), device)
+    uniform = _uniform(op, device)
+    center = torch.stack([_draw(uniform, device), _draw(uniform, device)])  # (y, x) of the box centre
     cut = torch.sqrt(1.0 - lam)
     cut_h, cut_w = height * cut, width * cut
     y1 = torch.round(torch.clamp(center[0] * height - cut_h / 2, min=0.0))

@@ -6,7 +6,7 @@ device; TensorFlow's global `tf.random.Generator`, read inside the traced step),
 """
 from __future__ import annotations
 
-from typing import Iterable, Union
+from typing import Any, Iterable, Union
 
 from fe_core.config_error import ConfigurationError
 from fe_core.export import fe_export
@@ -57,6 +57,9 @@ class MixUpBatch(StatelessOp, TensorOp):
         self.alpha = float(alpha)
         self.shared_beta = shared_beta
         self.in_list, self.out_list = True, True
+        # FastEstimator's attribute: the Beta distribution lam is sampled from (`beta.sample()`), made for the
+        # framework when the op is built; a test may put any object with `sample()` here
+        self.beta: Any = None
 
 
 @fe_export("fe.op.tensorop.augmentation.cutmix_batch.CutMixBatch", "fe.op.tensorop.augmentation.CutMixBatch")
@@ -90,4 +93,8 @@ class CutMixBatch(StatelessOp, TensorOp):
         super().__init__(inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id)
         _check_pair(self, float(alpha))
         self.alpha = float(alpha)
+        # FastEstimator's attributes: the Beta distribution of lam and the Uniform(0, 1) one of the box centre
+        # (`sample()` each), made for the framework when the op is built; a test may replace them
+        self.beta: Any = None
+        self.uniform: Any = None
         self.in_list, self.out_list = True, True

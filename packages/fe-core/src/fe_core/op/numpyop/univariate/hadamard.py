@@ -39,7 +39,8 @@ def hadamard_code(n_classes: int, code_length: int) -> np.ndarray:
 class Hadamard(UnivariateOp):
     """Convert integer labels into Hadamard code representations (float32 vectors of -1 and 1).
 
-    A label `i` (an int, or an integer array with one element) becomes row `i` of the code book (`hadamard_code`).
+    A label `i` (an int, or an integer array with one element; a float holding a whole number such as 3.0 counts as
+    that integer) becomes row `i` of the code book (`hadamard_code`).
     Batch-capable: a batch of labels (shape `(n,)` or `(n, 1)`) becomes `(n, code_length)` in one indexing call.
 
     Args:
@@ -83,8 +84,11 @@ class Hadamard(UnivariateOp):
         self.labels = hadamard_code(self.n_classes, self.code_length)
 
     def _lookup(self, indices: np.ndarray) -> np.ndarray:
+        if indices.dtype.kind in "fb" and np.all(np.isfinite(indices)) and np.all(np.mod(indices, 1) == 0):
+            indices = indices.astype(np.int64)  # float labels holding whole numbers (3.0) index like ints
         if indices.dtype.kind not in "iu":
-            raise ValueError(f"Hadamard {self.inputs} expects integer labels, got dtype {indices.dtype}")
+            raise ValueError(f"Hadamard {self.inputs} expects integer labels (or floats holding whole numbers), got "
+                             f"dtype {indices.dtype}" + (" with fractional values" if indices.dtype.kind == "f" else ""))
         if indices.size and (indices.min() < 0 or indices.max() >= self.n_classes):
             raise ValueError(f"Hadamard {self.inputs} labels must be in [0, {self.n_classes}), got values in "
                              f"[{indices.min()}, {indices.max()}]")
