@@ -1,4 +1,5 @@
-"""fe-tf: the TensorFlow (Keras 3) backend of fe.
+"""fe-tf: the TensorFlow backend of fe, on Keras 3 or, with `TF_USE_LEGACY_KERAS=1` and tf-keras installed
+(`fe-tf[keras2]`), on Keras 2: whichever Keras `tf.keras` resolves to (`fe_tf._keras`).
 
 Importing `fe_tf` imports TensorFlow. fe finds this backend through the registry ('tf' -> `fe_tf.framework:TFBackend`),
 so user code rarely imports it directly, except for the architectures.
