@@ -124,3 +124,57 @@ def test_unknown_formats_and_non_models_are_refused(tmp_path):
         export_model(LeNet(), str(tmp_path / "m"), np.zeros((1, 1, 28, 28), np.float32), format="tflite")
     with pytest.raises(ValueError, match="expected a torch.nn.Module or a tf.keras.Model"):
         export_model(object(), str(tmp_path / "m"), np.zeros((1, 2), np.float32))
+
+
+# ---------------------------------------------------------------------------------------------- ModelExporter trace
+def _fit(model, traces, epochs: int = 3) -> None:
+    from fe_core.dataset import NumpyDataset
+    from fe_core.estimator import Estimator
+    from fe_core.network import make_network
+    from fe_core.op.tensorop import MeanSquaredError, ModelOp, UpdateOp
+    from fe_core.pipeline import Pipeline
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(24, 3)).astype(np.float32)
+    y = x[:, :1] - x[:, 1:2]
+    pipeline = Pipeline(train_data=NumpyDataset({"x": x, "y": y}), eval_data=NumpyDataset({"x": x[:8], "y": y[:8]}),
+                        batch_size=8)
+    network = make_network([ModelOp(model=model, inputs="x", outputs="y_pred"),
+                            MeanSquaredError(inputs=("y_pred", "y"), outputs="mse"),
+                            UpdateOp(model=model, loss_name="mse")])
+    Estimator(pipeline=pipeline, network=network, epochs=epochs, traces=traces, log_steps=4).fit()
+
+
+def test_model_exporter_exports_the_best_model_at_the_end_and_mlflow_uploads_it(tmp_path, capsys, monkeypatch):
+    from fe_core.build import build
+    from fe_core.trace import Trace
+    from fe_core.trace.io import BestModelSaver, MLflowLogger, ModelExporter
+    mlflow_tracking = pytest.importorskip("mlflow.tracking")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+
+    class BestWeights(Trace):  # remembers the weights of the epoch with the lowest eval mse
+        def __init__(self, model):
+            super().__init__(inputs="mse", mode="eval")
+            self.model, self.best, self.weights = model, float("inf"), None
+
+        def on_epoch_end(self, data):
+            if float(data["mse"]) < self.best:
+                self.best, self.weights = float(data["mse"]), self.model.weight.detach().clone()
+
+    model = build(model_fn=lambda: torch.nn.Linear(3, 1), optimizer_fn=lambda p: torch.optim.SGD(p, lr=0.9),
+                  model_name="reg")
+    best = BestWeights(model)
+    exporter = ModelExporter(model, str(tmp_path / "export"), np.zeros((2, 3), np.float32), format="torchscript")
+    logger = MLflowLogger(tracking_uri=(tmp_path / "mlruns").as_uri(), log_models=True, log_params=False)
+    _fit(model, [BestModelSaver(model, save_dir=str(tmp_path / "best"), metric="mse", load_best_final=True), best,
+                 exporter, logger])
+    assert exporter.export_path == str(tmp_path / "export" / "reg.pt") and os.path.isfile(exporter.export_path)
+    assert exporter.result.max_abs_diff <= 1e-4
+    out = capsys.readouterr().out
+    assert "FastEstimator-ModelExporter: exported reg to" in out and "reg_export_diff" in out
+    program = torch.jit.load(exporter.export_path)
+    x = torch.randn(5, 3)
+    with torch.no_grad():  # the exported program has the best epoch's weights
+        np.testing.assert_allclose(program(x).numpy(), (x @ best.weights.T + model.bias).numpy(), atol=1e-5)
+    client = mlflow_tracking.MlflowClient(tracking_uri=(tmp_path / "mlruns").as_uri())
+    uploaded = sorted(item.path for item in client.list_artifacts(logger.run_id, "models"))
+    assert uploaded == ["models/reg.pt", "models/reg_best_mse.pt"]

@@ -2,10 +2,10 @@
 """FastEstimator's `fe.trace.io`.
 
 Names: `BatchDisplay`, `BestModelSaver`, `CSVLogger`, `GridDisplay`, `ImageSaver`, `ImageViewer`, `MLflowLogger`,
-`ModelSaver`, `RestoreWizard`, `TensorBoard`, `TestReport`, `Traceability`, defined in
+`ModelExporter`, `ModelSaver`, `RestoreWizard`, `TensorBoard`, `TestReport`, ..., defined in
 `fe_core.trace.io.batch_display`, `fe_core.trace.io.best_model_saver`, `fe_core.trace.io.csv_logger`, ....
 Modules: `batch_display`, `best_model_saver`, `csv_logger`, `grid_display`, `image_saver`, `image_viewer`,
-`mlflow_logger`, `model_saver`, `restore_wizard`, `tensorboard`, `test_report`, `traceability`.
+`mlflow_logger`, `model_exporter`, `model_saver`, `restore_wizard`, `tensorboard`, `test_report`, `traceability`.
 
 Everything here is imported on first access (no framework is imported by importing this module).
 """
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from fe_core.trace.io.image_saver import ImageSaver as ImageSaver
     from fe_core.trace.io.image_viewer import ImageViewer as ImageViewer
     from fe_core.trace.io.mlflow_logger import MLflowLogger as MLflowLogger
+    from fe_core.trace.io.model_exporter import ModelExporter as ModelExporter
     from fe_core.trace.io.model_saver import ModelSaver as ModelSaver
     from fe_core.trace.io.restore_wizard import RestoreWizard as RestoreWizard
     from fe_core.trace.io.tensorboard import TensorBoard as TensorBoard
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from fe.trace.io import image_saver as image_saver
     from fe.trace.io import image_viewer as image_viewer
     from fe.trace.io import mlflow_logger as mlflow_logger
+    from fe.trace.io import model_exporter as model_exporter
     from fe.trace.io import model_saver as model_saver
     from fe.trace.io import restore_wizard as restore_wizard
     from fe.trace.io import tensorboard as tensorboard
@@ -43,9 +45,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BatchDisplay", "BestModelSaver", "CSVLogger", "GridDisplay", "ImageSaver", "ImageViewer", "MLflowLogger",
-    "ModelSaver", "RestoreWizard", "TensorBoard", "TestReport", "Traceability", "batch_display", "best_model_saver",
-    "csv_logger", "grid_display", "image_saver", "image_viewer", "mlflow_logger", "model_saver", "restore_wizard",
-    "tensorboard", "test_report", "traceability",
+    "ModelExporter", "ModelSaver", "RestoreWizard", "TensorBoard", "TestReport", "Traceability", "batch_display",
+    "best_model_saver", "csv_logger", "grid_display", "image_saver", "image_viewer", "mlflow_logger", "model_exporter",
+    "model_saver", "restore_wizard", "tensorboard", "test_report", "traceability",
 ]
 
 _ATTRIBUTES = {
@@ -56,6 +58,7 @@ _ATTRIBUTES = {
     "ImageSaver": "fe_core.trace.io.image_saver:ImageSaver",
     "ImageViewer": "fe_core.trace.io.image_viewer:ImageViewer",
     "MLflowLogger": "fe_core.trace.io.mlflow_logger:MLflowLogger",
+    "ModelExporter": "fe_core.trace.io.model_exporter:ModelExporter",
     "ModelSaver": "fe_core.trace.io.model_saver:ModelSaver",
     "RestoreWizard": "fe_core.trace.io.restore_wizard:RestoreWizard",
     "TensorBoard": "fe_core.trace.io.tensorboard:TensorBoard",
@@ -64,7 +67,7 @@ _ATTRIBUTES = {
 }
 _SUBMODULES = [
     "batch_display", "best_model_saver", "csv_logger", "grid_display", "image_saver", "image_viewer", "mlflow_logger",
-    "model_saver", "restore_wizard", "tensorboard", "test_report", "traceability",
+    "model_exporter", "model_saver", "restore_wizard", "tensorboard", "test_report", "traceability",
 ]
 
 __getattr__, __dir__ = attach(__name__, _ATTRIBUTES, _SUBMODULES)
