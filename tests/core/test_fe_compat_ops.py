@@ -27,3 +27,31 @@ def test_hadamard_takes_float_labels_holding_whole_numbers() -> None:
                                                                                            {})[0].tolist()
     with pytest.raises(ValueError, match="fractional"):
         op.forward([np.float32(1.5)], {})
+
+
+def test_mask_dropout_takes_multi_channel_masks() -> None:
+    from fe_core.op.numpyop.multivariate import MaskDropout  # pylint: disable=import-outside-toplevel
+    image = np.full((32, 32, 3), 200, dtype=np.uint8)
+    mask = np.zeros((32, 32, 2), np.uint8)
+    mask[4:10, 4:10, 0] = 1  # 36 pixels, channel 0
+    mask[20:25, 20:25, 1] = 1  # 25 pixels, channel 1
+    np.random.seed(3)
+    out_image, out_mask = MaskDropout(max_objects=1, image_in="x", mask_in="m").forward([image, mask],
+                                                                                         {"mode": "train"})
+    assert out_mask.shape == (32, 32, 2)
+    erased = int(out_image.reshape(-1, 3).min(axis=1).__eq__(0).sum())
+    assert (erased, int(out_mask.sum())) in ((36, 25), (25, 36))  # one whole object gone from image and mask
+    out_image, out_mask = MaskDropout(max_objects=(2, 2), image_in="x", mask_in="m").forward([image, mask],
+                                                                                         {"mode": "train"})
+    assert int(out_mask.sum()) == 0 and int((out_image == 0).all(axis=-1).sum()) == 61
+
+
+def test_histogram_matching_takes_float_images() -> None:
+    from fe_core.op.numpyop.univariate import HistogramMatching  # pylint: disable=import-outside-toplevel
+    rng = np.random.default_rng(0)
+    reference = rng.random((16, 16, 3)) * 0.5  # float64, values in [0, 0.5)
+    op = HistogramMatching(inputs="x", outputs="x", reference_images=[reference], blend_ratio=(1.0, 1.0))
+    image = rng.random((16, 16, 3))
+    matched = op.forward([image], {"mode": "train"})[0]
+    assert matched.dtype == np.float64 and matched.shape == image.shape
+    assert float(matched.max()) <= 0.5 + 1e-6  # the reference's range

@@ -83,7 +83,8 @@ def test_fe_train_only_fits_unless_asked_to_test_too(script: Any) -> None:
 
 def test_command_functions_take_the_dict_fastestimator_passes(script: Any, capsys: pytest.CaptureFixture) -> None:
     path, loaded = script
-    assert cli_train.train({"entry_point": path, "hyperparameters_json": None}, ["--epochs", "4", "--name", "None"]) == 0
+    options = {"entry_point": path, "hyperparameters_json": None}
+    assert cli_train.train(options, ["--epochs", "4", "--name", "None"]) == 0
     assert loaded[-1].CALLS == ["fit"] and loaded[-1].ARGUMENTS["epochs"] == 4
     assert loaded[-1].ARGUMENTS["name"] is None
     assert cli_train.train({"entry_point": path, "then_test": True}, None) == 0

@@ -74,7 +74,8 @@ def test_a_loss_op_subclass_may_declare_several_outputs() -> None:
 def test_repeat_reads_only_keys_that_exist_before_it_runs() -> None:
     from fe_core.op.tensorop import LambdaOp, Repeat  # pylint: disable=import-outside-toplevel
     static = Repeat(LambdaOp(fn=lambda x: x + 1, inputs="x", outputs="y"), repeat=2)
-    dynamic = Repeat(LambdaOp(fn=lambda z: z * 2, inputs="z", outputs="z"), repeat=lambda z, limit: z.max() < limit.max())
+    dynamic = Repeat(LambdaOp(fn=lambda z: z * 2, inputs="z", outputs="z"),
+                     repeat=lambda z, limit: z.max() < limit.max())
     assert static.inputs == ["x"] and dynamic.inputs == ["z", "limit"]
     produced = Repeat(LambdaOp(fn=lambda x: x * 2, inputs="x", outputs="w"), repeat=lambda w: w.max() < 0)
     assert produced.inputs == ["x"]  # `w` is written by the op before the condition reads it

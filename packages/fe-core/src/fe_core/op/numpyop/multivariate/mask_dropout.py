@@ -1,10 +1,12 @@
 """`MaskDropout`: erase randomly chosen objects of a mask from the image and the mask."""
 from __future__ import annotations
 
-from typing import Iterable, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+
+import numpy as np
 
 from fe_core.export import fe_export
-from fe_core.op.numpyop.albumentations_support import import_albumentations
+from fe_core.op.numpyop.albumentations_support import import_albumentations, run_transform
 from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentation
 
 __all__ = ["MaskDropout"]
@@ -14,7 +16,9 @@ __all__ = ["MaskDropout"]
 class MaskDropout(MultiVariateAlbumentation):
     """Erase randomly chosen objects of a mask from the image and the mask.
 
-    The mask must be single-channel, with 0 as background; each other value is one object.
+    0 is background in the mask; each other value is one object. A multi-channel mask (H, W, C) is accepted, as in
+    FastEstimator: its objects are the connected regions of the pixels set in any channel, and an erased object is
+    erased from every channel.
 
     Args:
         max_objects: Largest number of objects to erase, or a (min, max) range.
@@ -53,3 +57,27 @@ class MaskDropout(MultiVariateAlbumentation):
         func = albumentations.MaskDropout(max_objects=max_objects, fill=fill, fill_mask=mask_fill_value, p=1.0)
         super().__init__(func, mode=mode, ds_id=ds_id, image_in=image_in, mask_in=mask_in, masks_in=masks_in,
                          image_out=image_out, mask_out=mask_out, masks_out=masks_out)
+        self.mask_fill_value = mask_fill_value
+
+    def forward(self, data: List[Any], state: Dict[str, Any]) -> List[Any]:
+        """Erase objects from one sample (a multi-channel mask is handled through the union of its channels)."""
+        plan = dict((target, index) for index, (target, _, _) in enumerate(self._in_plan))
+        mask = data[plan["mask"]] if "mask" in plan and self._in_plan[plan["mask"]][1] == 1 else None
+        if mask is None or np.ndim(mask) != 3 or np.shape(mask)[-1] == 1 or set(plan) - {"image", "mask"}:
+            return super().forward(data, state)
+        mask = np.asarray(mask)
+        union = np.any(mask != 0, axis=-1).astype(np.uint8)
+        marker_value = (int(np.asarray(self.mask_fill_value).reshape(-1)[0]) + 1) % 256 if np.size(
+            self.mask_fill_value) else 1
+        marker = np.full(union.shape, marker_value, dtype=np.uint8)
+        targets: Dict[str, Any] = {"mask": union, "masks": [marker]}
+        image = data[plan["image"]] if "image" in plan else None
+        targets["image"] = image if image is not None else np.zeros(union.shape, dtype=np.uint8)
+        result = run_transform(self.func, **targets)
+        erased = np.asarray(result["masks"][0]) != marker_value
+        new_mask = mask.copy()
+        new_mask[erased] = self.mask_fill_value
+        outputs: List[Any] = []
+        for target, _, _ in self._out_plan:
+            outputs.append(new_mask if target == "mask" else result["image"] if target == "image" else None)
+        return outputs

@@ -1,7 +1,9 @@
 """`HistogramMatching`: match an image's histogram to a reference image's."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Tuple, Union
+
+import numpy as np
 
 from fe_core.export import fe_export
 from fe_core.op.numpyop.albumentations_support import import_albumentations
@@ -53,3 +55,23 @@ class HistogramMatching(ReferenceImageAlbumentation):
         albumentations = import_albumentations("HistogramMatching")
         func = albumentations.HistogramMatching(blend_ratio=tuple(blend_ratio), p=1.0)
         super().__init__(func, reference_images, read_fn, inputs=inputs, outputs=outputs, mode=mode, ds_id=ds_id)
+
+    def forward(self, data: List[np.ndarray], state: Dict[str, Any]) -> List[np.ndarray]:
+        """Match each image's histogram; float images of any precision (and their references) are matched in float32
+        and come back in their own dtype, as FastEstimator accepts them."""
+        dtypes = [np.asarray(value).dtype for value in data]
+        if not any(dtype.kind == "f" and dtype != np.float32 for dtype in dtypes):
+            return super().forward(data, state)
+        read_fn = self.read_fn
+        self.read_fn = lambda reference: _float32(read_fn(reference))
+        try:
+            results = super().forward([_float32(value) for value in data], state)
+        finally:
+            self.read_fn = read_fn
+        return [result.astype(dtype, copy=False) for result, dtype in zip(results, dtypes)]
+
+
+def _float32(value: Any) -> np.ndarray:
+    """A float image as float32 (the precision albumentations works in); other images as they are."""
+    array = np.asarray(value)
+    return array.astype(np.float32) if array.dtype.kind == "f" and array.dtype != np.float32 else array
