@@ -58,12 +58,22 @@ def positional_bool_to_call() -> Any:
     return tf.keras.Model(inputs, Passthrough()(inputs, True))
 
 
+class TrainingBlock(tf.keras.layers.Layer):
+    def call(self, x: Any, training: Any) -> Any:
+        return x
+
+
+def sequential_of_two_argument_layers() -> Any:
+    return tf.keras.Sequential([tf.keras.Input((4,)), TrainingBlock()])
+
+
 def dense() -> Any:
     return tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
 
 
 @pytest.mark.parametrize("model_fn", [embedding_with_batch_input_shape, tf_reshape_of_a_symbolic_tensor,
-                                      variable_get_shape, add_weight_with_an_int_shape, positional_bool_to_call])
+                                      variable_get_shape, add_weight_with_an_int_shape, positional_bool_to_call,
+                                      sequential_of_two_argument_layers])
 def test_keras3_rejection_of_keras2_model_code_names_the_tf_keras_route(model_fn: Callable[[], Any]) -> None:
     with pytest.raises(Exception) as caught:
         build(model_fn=model_fn, optimizer_fn="adam")

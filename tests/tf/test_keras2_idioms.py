@@ -68,6 +68,21 @@ def get_shape_model() -> Any:
     return tf.keras.Model(inputs, ShapedDense()(inputs, True))
 
 
+class TrainingBlock(tf.keras.layers.Layer):
+    """LeViT-style: a layer whose `call` takes two positional arguments (the input and `training`)."""
+
+    def __init__(self, units: int, activation: Optional[str] = None) -> None:
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(units, activation=activation)
+
+    def call(self, x: Any, training: Any) -> Any:
+        return self.dense(x)
+
+
+def two_argument_sequential() -> Any:
+    return tf.keras.Sequential([tf.keras.Input((16,)), TrainingBlock(8, "relu"), TrainingBlock(3, "softmax")])
+
+
 def tokens(count: int, seed: int) -> Dict[str, np.ndarray]:
     """Token rows whose class is the token most frequent among 0, 1, 2."""
     rng = np.random.default_rng(seed)
@@ -103,7 +118,9 @@ def fit(model: Any, data: Dict[str, np.ndarray], epochs: int = 3, traces: Option
     (embedding_model, tokens(32, seed=0)),
     (reshape_model, features(32, seed=1, shape=(4, 4))),
     (get_shape_model, features(32, seed=2, shape=(16,))),
-], ids=["batch_input_shape", "tf_reshape_on_symbolic_tensor", "get_shape_add_weight_int_positional_bool"])
+    (two_argument_sequential, features(32, seed=9, shape=(16,))),
+], ids=["batch_input_shape", "tf_reshape_on_symbolic_tensor", "get_shape_add_weight_int_positional_bool",
+        "sequential_of_two_argument_layers"])
 @pytest.mark.parametrize("optimizer_fn", ["adam", lambda: tf.keras.optimizers.legacy.Adam(0.01)],
                          ids=["adam", "legacy_adam"])
 def test_keras2_model_code_trains_through_fe(model_fn: Callable[[], Any], data: Dict[str, np.ndarray],
