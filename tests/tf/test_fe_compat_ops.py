@@ -150,3 +150,16 @@ def test_mixup_and_cutmix_sample_from_their_distribution_attributes(traced: bool
     mixup.beta = _Fixed(0.75)
     mixed, mixed_labels = (tf.function(mixup.forward) if traced else mixup.forward)([images, labels], {})
     assert mixed.numpy()[:, 0, 0, 0].tolist() == [0.75, 0.25] and mixed_labels.numpy()[:, 0].tolist() == [0.75, 0.25]
+
+
+@pytest.mark.parametrize("eager", [True, False])
+def test_resize3d_takes_one_tensor_or_a_list(eager: bool) -> None:
+    from fe_core.op.tensorop import Resize3D  # pylint: disable=import-outside-toplevel
+    volume = tf.reshape(tf.range(8, dtype=tf.float32), (1, 2, 2, 2, 1))
+    single = Resize3D(inputs="x", outputs="x", output_shape=[4, 4, 4]).forward(volume, {})
+    assert tf.is_tensor(single) and tuple(single.shape) == (1, 4, 4, 4, 1)
+    pair = Resize3D(inputs=["x", "y"], outputs=["x", "y"], output_shape=(1, 1, 1), resize_mode="area")
+    assert [float(tf.reshape(value, ())) for value in pair.forward([volume, volume], {})] == [3.5, 3.5]
+    result = _run([Resize3D(inputs="x", outputs="y", output_shape=[1, 1, 1], resize_mode="area")],
+                  {"x": np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2, 1)}, eager=eager)
+    assert float(result["y"].reshape(())) == 3.5

@@ -143,3 +143,17 @@ def test_mixup_and_cutmix_sample_from_their_distribution_attributes() -> None:
     fresh = MixUpBatch(inputs=["x", "y"], outputs=["x", "y"])
     fresh.forward(data=[images, labels], state={})
     assert isinstance(fresh.beta, torch.distributions.Beta)  # made when first used, from torch's generator
+
+
+def test_resize3d_takes_one_tensor_or_a_list() -> None:
+    from fe_core.op.tensorop import Resize3D  # pylint: disable=import-outside-toplevel
+    volume = torch.arange(8, dtype=torch.float32).reshape(1, 1, 2, 2, 2)
+    single = Resize3D(inputs="x", outputs="x", output_shape=[4, 4, 4]).forward(volume, {})
+    assert isinstance(single, torch.Tensor) and single.shape == (1, 1, 4, 4, 4)
+    pair = Resize3D(inputs=["x", "y"], outputs=["x", "y"], output_shape=(1, 1, 1), resize_mode="area")
+    shrunk = pair.forward([volume, volume], {})
+    assert [float(value.reshape(())) for value in shrunk] == [3.5, 3.5]
+    assert torch.equal(single, torch.nn.functional.interpolate(volume, size=[4, 4, 4], mode="nearest"))
+    result = _run([Resize3D(inputs="x", outputs="y", output_shape=[1, 1, 1], resize_mode="area")],
+                  {"x": np.arange(8, dtype=np.float32).reshape(1, 1, 2, 2, 2)})
+    assert float(result["y"].reshape(())) == 3.5

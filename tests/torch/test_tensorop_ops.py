@@ -65,7 +65,8 @@ def test_normalize_permute_reshape_in_a_network() -> None:
 @pytest.mark.parametrize("mode", ["nearest", "area"])
 def test_resize3d_shapes_and_values(mode: str) -> None:
     volume = torch.arange(64, dtype=torch.float32).reshape(1, 1, 4, 4, 4)
-    out = Resize3D(inputs="x", outputs="y", output_shape=(2, 2, 8), resize_mode=mode).forward([volume], STATE)[0]
+    # one key (a string): forward takes and returns one tensor, as FastEstimator's Resize3D
+    out = Resize3D(inputs="x", outputs="y", output_shape=(2, 2, 8), resize_mode=mode).forward(volume, STATE)
     assert out.shape == (1, 1, 2, 2, 8)
     if mode == "area":
         assert float(out[0, 0, 0, 0, 0]) == pytest.approx(float(volume[0, 0, :2, :2, 0].mean()))

@@ -106,4 +106,11 @@ class Resize3D(TensorOp):
             raise ValueError(f"Resize3D needs one output per input, got {self.inputs} -> {self.outputs}")
         self.output_shape = [int(size) for size in output_shape]
         self.resize_mode = resize_mode
-        self.in_list, self.out_list = True, True
+        # as FastEstimator: one key takes and gives one tensor, a list of keys a list (a list is accepted either way)
+        self.in_list = not isinstance(inputs, str)
+        self.out_list = not isinstance(outputs, str)
+
+    def forward(self, data: Any, state: Dict[str, Any]) -> Any:
+        values = list(data) if isinstance(data, (list, tuple)) else [data]
+        resized = super().forward(values, state)
+        return resized if self.out_list or len(resized) != 1 else resized[0]
