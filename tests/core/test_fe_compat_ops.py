@@ -1,6 +1,8 @@
 """FastEstimator's documented op behaviour that needs no framework (issue 28): NumpyOp meta ops, augmentation ops."""
 from __future__ import annotations
 
+from typing import Any, List
+
 import numpy as np
 
 from fe_core.op.numpyop import LambdaOp
@@ -55,3 +57,32 @@ def test_histogram_matching_takes_float_images() -> None:
     matched = op.forward([image], {"mode": "train"})[0]
     assert matched.dtype == np.float64 and matched.shape == image.shape
     assert float(matched.max()) <= 0.5 + 1e-6  # the reference's range
+
+
+def test_multivariate_ops_give_mask_lists_back_grouped() -> None:
+    from fe_core.op.numpyop.multivariate import HorizontalFlip  # pylint: disable=import-outside-toplevel
+    image = np.arange(32 * 32 * 3, dtype=np.uint8).reshape(32, 32, 3)
+    first, second = np.zeros((32, 32), np.uint8), np.zeros((32, 32), np.uint8)
+    first[:, :4], second[:, :8] = 1, 1
+    for masks_in in (["m"], "m"):  # a key holding a list of masks, named in a list or alone
+        op = HorizontalFlip(image_in="x", masks_in=masks_in)
+        out_image, out_masks = op.forward([image, [first, second]], {"mode": "train"})
+        assert isinstance(out_masks, list) and len(out_masks) == 2  # grouped, not flattened into outputs
+        assert np.array_equal(out_masks[0], first[:, ::-1]) and np.array_equal(out_masks[1], second[:, ::-1])
+        assert np.array_equal(out_image, image[:, ::-1])
+
+
+def test_random_crops_repeat_under_enable_deterministic() -> None:
+    from fe_core.determinism import enable_deterministic  # pylint: disable=import-outside-toplevel
+    from fe_core.op.numpyop.multivariate import BBoxSafeRandomCrop, RandomCropFromBorders  # pylint: disable=C0415
+    image = np.random.RandomState(0).randint(0, 255, (64, 64, 3)).astype(np.uint8)
+    boxes = np.array([[10, 10, 20, 20, 0]], dtype=np.float32)
+
+    def crop(make: Any, data: List[Any]) -> List[np.ndarray]:
+        enable_deterministic(42)
+        return [np.asarray(value).copy() for value in make().forward(list(data), {"mode": "train"})]
+
+    for make, data in ((lambda: BBoxSafeRandomCrop(image_in="x", bbox_in="b", bbox_params="pascal_voc"),
+                        [image, boxes]), (lambda: RandomCropFromBorders(image_in="x"), [image])):
+        first, second = crop(make, data), crop(make, data)
+        assert all(np.array_equal(a, b) for a, b in zip(first, second))

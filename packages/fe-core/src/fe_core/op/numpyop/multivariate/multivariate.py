@@ -208,8 +208,19 @@ class MultiVariateAlbumentation(NumpyOp):
             return [transform_image(self.func, data[0])]
         targets: Dict[str, Any] = {}
         index = 0
+        groups: Dict[str, List[Any]] = {}  # keys of a masks_in list that hold lists of masks: how many each
         for target, count, grouped in self._in_plan:
-            targets[target] = list(data[index:index + count]) if grouped else data[index]
+            if grouped:
+                values = list(data[index:index + count])
+                if any(isinstance(value, (list, tuple)) for value in values):
+                    groups[target] = [len(value) if isinstance(value, (list, tuple)) else None for value in values]
+                    values = [mask for value in values for mask in (value if isinstance(value, (list, tuple))
+                                                                    else [value])]
+                targets[target] = values
+            else:
+                targets[target] = data[index]
+                if target == "masks" and isinstance(data[index], (list, tuple)):
+                    groups[target] = []  # a list of masks comes back as a list (albumentations may stack it)
             index += count
         if self._needs_shape_image:
             targets["image"] = self._shape_image(targets)
@@ -217,10 +228,15 @@ class MultiVariateAlbumentation(NumpyOp):
         outputs: List[Any] = []
         for target, count, grouped in self._out_plan:
             value = result[target]
-            if grouped:
+            if grouped and target in groups:  # each key gets its masks back as a list, as it gave them
+                position = 0
+                for size in groups[target]:
+                    outputs.append(value[position] if size is None else list(value[position:position + size]))
+                    position += 1 if size is None else size
+            elif grouped:
                 outputs.extend(value[i] for i in range(count))
             else:
-                outputs.append(value)
+                outputs.append(list(value) if target in groups else value)
         return outputs
 
     def _forward_volume(self, data: List[Any]) -> List[Any]:
