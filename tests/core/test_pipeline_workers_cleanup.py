@@ -58,7 +58,7 @@ def test_no_worker_process_or_shared_memory_outlives_the_trainer(how):
         assert len(workers) == 2 and all(_running(pid) for pid in workers)
         time.sleep(0.3)  # the workers have batches in flight, in shared memory
         trainer.send_signal(how)
-        trainer.wait(timeout=20)
+        trainer.wait(timeout=120)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and (any(_running(pid) for pid in workers) or
                                                any(name.startswith(prefix) for name in os.listdir(shared_directory()))):
@@ -74,3 +74,31 @@ def test_no_worker_process_or_shared_memory_outlives_the_trainer(how):
         trainer.wait(timeout=10)
         trainer.stdout.close()
         trainer.stderr.close()
+
+
+CV2_SCRIPT = textwrap.dedent("""
+    import numpy as np, cv2
+    image = np.random.rand(1500, 1500, 3).astype(np.float32)
+    for _ in range(3):  # OpenCV starts its thread pool in this process
+        cv2.resize(image, (1200, 1200))
+        cv2.GaussianBlur(image, (5, 5), 0)
+    image = image[:300, :300]
+    from fe_core.dataset import NumpyDataset
+    from fe_core.op.numpyop import LambdaOp
+    from fe_core.op.numpyop.multivariate import Resize
+    from fe_core.pipeline import Pipeline
+    blur = LambdaOp(fn=lambda x: x + cv2.GaussianBlur(image, (5, 5), 0).mean(), inputs="x", outputs="x")
+    pipeline = Pipeline(train_data=NumpyDataset({"x": np.zeros((32, 16, 16, 3), np.float32)}), batch_size=8,
+                        num_process=2, ops=[Resize(8, 8, image_in="x"), blur])
+    with pipeline.workers():
+        with pipeline(mode="train", epoch=1) as loader:
+            print(len(list(loader)), "batches", cv2.getNumThreads())
+""")
+
+
+def test_workers_forked_after_opencv_started_its_thread_pool_do_not_hang():
+    env = dict(os.environ, FE_PIPELINE_MIN_WORKER_SAMPLES="0", OMP_NUM_THREADS="1")
+    result = subprocess.run([sys.executable, "-c", CV2_SCRIPT], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split()[:2] == ["4", "batches"]
+

@@ -8,8 +8,11 @@ trainer makes to them later do not reach the workers, as with FastEstimator's an
 Start method. `fork` on Linux: the datasets and ops reach the workers without pickling (an in-memory dataset is
 shared copy-on-write, a `LambdaOp` with a lambda just works) and a worker starts in milliseconds. Forking a process
 whose other threads (torch's or TensorFlow's thread pools) hold locks is only unsafe for code that uses those locks
-in the child; the workers run numpy, OpenCV and Python only (OpenCV limited to one thread), never a framework, which
-is also what torch's DataLoader relies on with its default `fork`. Elsewhere (macOS, Windows), where fork is unsafe or
+in the child; the workers run numpy, OpenCV and Python only, never a framework, which is also what torch's
+DataLoader relies on with its default `fork`. OpenCV's thread pool cannot be reconfigured in a forked child (a
+worker calling `cv2.setNumThreads` after the trainer used the pool hangs), so the workers never do; instead the
+trainer sets OpenCV to run sequentially while it forks (`cv2.setNumThreads(0)`, its own setting restored right after),
+and each worker runs OpenCV on its one thread rather than starting a pool of its own on every core. Elsewhere (macOS, Windows), where fork is unsafe or
 missing, `spawn`: the Pipeline's datasets and ops are pickled once per worker; if they cannot be (a lambda), a warning
 names the object and the epoch runs in the training process. `FE_PIPELINE_START_METHOD` overrides the choice.
 
@@ -126,9 +129,6 @@ def _worker_main(index: int, pipeline: Any, tasks: Any, results: Any, parent: in
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the trainer stops us
     for connection in inherited:  # other workers' pipe ends, so that their EOFs are not held open here
         connection.close()
-    cv2 = sys.modules.get("cv2")
-    if cv2 is not None:
-        cv2.setNumThreads(1)
     runner: Optional[TaskRunner] = None
     build_error: Optional[BaseException] = None
     sequence = itertools.count()
@@ -219,6 +219,12 @@ class WorkerPool:
                 return
         context = get_context(self.method)
         trainer_ends: List[Any] = []
+        cv2 = sys.modules.get("cv2") if self.method == "fork" else None
+        cv2_threads = cv2.getNumThreads() if cv2 is not None else None
+        if cv2 is not None:
+            # The workers inherit this setting (one thread each: no pool per worker on every core). They must not
+            # call cv2.setNumThreads themselves: reconfiguring the pool inherited from this process hangs.
+            cv2.setNumThreads(0)
         try:
             for index in range(count):
                 task_read, task_write = context.Pipe(duplex=False)
@@ -237,6 +243,9 @@ class WorkerPool:
         except BaseException:
             self.close()
             raise
+        finally:
+            if cv2 is not None:
+                cv2.setNumThreads(cv2_threads)
 
     def close(self) -> None:
         """Stop the workers (asking first, then terminating) and remove any shared-memory files left."""
