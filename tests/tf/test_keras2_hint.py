@@ -102,3 +102,18 @@ def test_other_errors_of_model_fn_are_unchanged() -> None:
 def test_keras3_model_code_still_builds() -> None:
     model = build(model_fn=dense, optimizer_fn="adam")
     assert model(np.zeros((1, 3), np.float32)).shape == (1, 2)
+
+
+def test_legacy_keras_without_tf_keras_installed_names_the_extra() -> None:
+    """TF_USE_LEGACY_KERAS=1 where tf-keras is missing: importing fe_tf says which extra to install."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    assert importlib.util.find_spec("tf_keras") is None  # the Keras 3 suites do not install it
+    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run([sys.executable, "-c", "import fe_tf"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: TF_USE_LEGACY_KERAS is set") and "fe-tf[keras2]" in last

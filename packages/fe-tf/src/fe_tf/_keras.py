@@ -13,6 +13,8 @@ Example:
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 import sys
 import types
 from typing import Any, List, Optional, Sequence, Tuple
@@ -28,8 +30,20 @@ __all__ = ["keras", "layers", "ops", "KERAS2", "KERAS_PACKAGE", "model_types", "
 
 
 def _resolve() -> Tuple[Any, str]:
-    """The Keras module `tf.keras` stands for, and its package name ('keras' or 'tf_keras')."""
-    api_name = str(getattr(tf.keras, "__name__", "keras"))  # loads tf.keras: 'keras._tf_keras.keras' or 'tf_keras...'
+    """The Keras module `tf.keras` stands for, and its package name ('keras' or 'tf_keras').
+
+    Raises:
+        ImportError: When TF_USE_LEGACY_KERAS asks for tf-keras and it is not installed (the message names the extra).
+    """
+    try:
+        api_name = str(getattr(tf.keras, "__name__", "keras"))  # loads it: 'keras._tf_keras.keras' or 'tf_keras...'
+    except ImportError as error:
+        if os.environ.get("TF_USE_LEGACY_KERAS", "").strip().lower() in ("1", "true") and (
+                importlib.util.find_spec("tf_keras") is None):
+            raise ImportError("TF_USE_LEGACY_KERAS is set, so TensorFlow uses tf-keras (Keras 2), which is not "
+                              "installed: pip install 'fe-tf[keras2]' (or 'fe[tf-keras2]'), or unset "
+                              "TF_USE_LEGACY_KERAS to use Keras 3") from error
+        raise
     package = "tf_keras" if api_name.split(".")[0] == "tf_keras" else "keras"
     return importlib.import_module(package), package
 
