@@ -110,3 +110,33 @@ def test_a_fixed_batch_export_when_asked(tmp_path):
 def test_unknown_formats_are_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown format 'torchscript' for a tf model"):
         export_model(lenet(), str(tmp_path / "m"), data((1, 28, 28, 1)), format="torchscript")
+
+
+@pytest.mark.slow  # a TF fit plus a TFLite conversion (several seconds)
+def test_model_exporter_exports_the_trained_keras_model_at_the_end_of_fit(tmp_path, capsys):
+    from fe_core.build import build
+    from fe_core.dataset import NumpyDataset
+    from fe_core.estimator import Estimator
+    from fe_core.network import make_network
+    from fe_core.op.tensorop import MeanSquaredError, ModelOp, UpdateOp
+    from fe_core.pipeline import Pipeline
+    from fe_core.trace.io import ModelExporter
+    model = build(model_fn=lambda: keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="relu"),
+                                                     keras.layers.Dense(1)]),
+                  optimizer_fn="adam", model_name="reg")
+    x = data((24, 3))
+    y = x[:, :1] - x[:, 1:2]
+    pipeline = Pipeline(train_data=NumpyDataset({"x": x, "y": y}), batch_size=8)
+    network = make_network([ModelOp(model=model, inputs="x", outputs="y_pred"),
+                            MeanSquaredError(inputs=("y_pred", "y"), outputs="mse"),
+                            UpdateOp(model=model, loss_name="mse")])
+    exporter = ModelExporter(model, str(tmp_path), x[:2], format="tflite")
+    Estimator(pipeline=pipeline, network=network, epochs=2, traces=[exporter], log_steps=2).fit()
+    assert exporter.export_path == str(tmp_path / "reg.tflite") and exporter.result.max_abs_diff <= 1e-4
+    assert "reg_export_diff" in capsys.readouterr().out
+    interpreter = tf.lite.Interpreter(model_path=exporter.export_path)
+    interpreter.allocate_tensors()
+    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], x[:1])
+    interpreter.invoke()
+    np.testing.assert_allclose(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]),
+                               model(x[:1], training=False).numpy(), atol=1e-4)

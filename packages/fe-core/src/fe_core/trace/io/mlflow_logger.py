@@ -32,7 +32,7 @@ _BATCH = 1000  # MLflow's limit of metrics per log_batch request
 # While training, a tracking server that does not answer must not hold a step for minutes: MLflow's default is 7
 # retries with exponential backoff and a 120 s timeout. These apply to MLflowLogger's own requests unless the user
 # set the variables.
-_HTTP_ENV = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "0.5",
+_HTTP_ENV = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "0",
              "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
 
 
@@ -71,10 +71,10 @@ def _param_value(value: Any) -> str:
 
 
 @contextlib.contextmanager
-def _short_http_waits() -> Iterator[None]:
+def _short_http_waits(timeout: int = 10) -> Iterator[None]:
     added = [name for name in _HTTP_ENV if name not in os.environ]
     for name in added:
-        os.environ[name] = _HTTP_ENV[name]
+        os.environ[name] = str(timeout) if name == "MLFLOW_HTTP_REQUEST_TIMEOUT" else _HTTP_ENV[name]
     try:
         yield
     finally:
@@ -108,7 +108,7 @@ class MLflowLogger(Trace):
     training goes on: values are kept in memory (and in checkpoints) and sent again at every epoch end and at the
     end of the run; what still cannot be sent by then is written to `fe_mlflow_unsent/<run_id>.json`, which
     `MLflowLogger.send_unsent(path)` sends later. Requests made while training retry once with a 10 s timeout
-    (unless MLFLOW_HTTP_REQUEST_* environment variables say otherwise).
+    (60 s when the run is opened), unless MLFLOW_HTTP_REQUEST_* environment variables say otherwise.
 
     Cost: the values are batched into one `log_batch` request per log step and per epoch end; other steps do nothing.
 
@@ -192,7 +192,7 @@ class MLflowLogger(Trace):
         fresh_fit = system.mode == "train" and not system.global_step
         if fresh_fit:
             self.run_id, self.pending, self._floor = "", [], {}
-        with _short_http_waits():
+        with _short_http_waits(timeout=60):  # once per run: a server's first request may be slow
             if self.run_id:
                 try:
                     client.update_run(self.run_id, status="RUNNING")
