@@ -52,6 +52,7 @@ SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.slow  # a fresh interpreter importing TensorFlow
+@pytest.mark.keras3  # its script draws with keras.random (Keras 3's)
 def test_building_and_training_a_tf_model_does_not_import_torch_and_seeding_repeats_draws() -> None:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     completed = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=300)
