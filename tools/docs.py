@@ -3,19 +3,25 @@
 
     python tools/docs.py [--serve]
 
-It creates (or reuses) `.venvs/docs` with the documentation tools, pinned below, and builds `site/` from `mkdocs.yml`:
-the guides in `docs/` and an API reference generated from the docstrings of every public name at its `fe` path
-(`docs/gen_api.py`, from the same `fe_export` declarations as the namespace). Any warning fails the build. Nothing is
-fetched while building: the sources are read statically (griffe), so neither framework is needed. Standard library
-only; any Python >= 3.10.
+It creates (or reuses) `.venvs/docs` with fe installed editable with both frameworks (the packages in DOCS_PACKAGES,
+constrained by tools/constraints.txt) and the documentation tools pinned below, and builds `site/` from `mkdocs.yml`:
+the guides in `docs/`, the tutorials in `docs/tutorials/` and an API reference generated from the docstrings of every
+public name at its `fe` path (`docs/gen_api.py`, from the same `fe_export` declarations as the namespace; griffe reads
+the sources statically). The tutorials' code blocks are executed while building (markdown-exec) and their output is
+what the pages show; an error in any block, like any other warning, fails the build. Nothing is fetched while
+building. The build's HOME and TMPDIR point to a temporary directory that is removed afterwards, so files the
+tutorials write (checkpoints, logs, Keras/matplotlib caches) leave nothing behind. Standard library only; any
+Python >= 3.10.
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import List, Optional
 
@@ -25,20 +31,29 @@ runner = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(runner)
 
 DOCS_REQUIREMENTS = ["mkdocs==1.6.1", "mkdocs-material==9.8.1", "mkdocstrings[python]==1.0.8",
-                     "mkdocstrings-python==2.0.11", "mkdocs-gen-files==0.6.1"]
+                     "mkdocstrings-python==2.0.11", "mkdocs-gen-files==0.6.1", "markdown-exec[ansi]==1.12.6"]
+# What the tutorials run: fe with both frameworks and the examples' extras (scikit-learn's digits, matplotlib).
+DOCS_PACKAGES = ["fe-core[all]", "fe-torch", "fe-tf", "fe[examples]"]
+# The tutorials' runtime: one intra-op thread (small models on shared CI cores), quiet TensorFlow.
+BUILD_ENV = {"OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "2", "TF_ENABLE_ONEDNN_OPTS": "0",
+             "MPLBACKEND": "Agg", "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--serve", action="store_true", help="serve the site on 127.0.0.1:8000 instead of building")
     args = parser.parse_args(argv)
-    python = runner.ensure_venv("docs", [], DOCS_REQUIREMENTS, quiet=True)
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true")
+    python = runner.ensure_venv("docs", DOCS_PACKAGES, DOCS_REQUIREMENTS, quiet=True)
     command = [str(python), "-m", "mkdocs", "serve" if args.serve else "build", "--strict"]
     if args.serve:
         command += ["-a", "127.0.0.1:8000"]
-    print(f"[docs] {' '.join(command[1:])}", flush=True)
-    return subprocess.run(command, cwd=runner.ROOT, env=env, check=False).returncode
+    scratch = Path(tempfile.mkdtemp(prefix="fe-docs-"))
+    try:
+        env = dict(os.environ, **BUILD_ENV, HOME=str(scratch), TMPDIR=str(scratch))
+        print(f"[docs] {' '.join(command[1:])}", flush=True)
+        return subprocess.run(command, cwd=runner.ROOT, env=env, check=False).returncode
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
