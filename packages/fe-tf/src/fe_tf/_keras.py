@@ -12,6 +12,7 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -91,12 +92,14 @@ def keras3_model_under_keras2(obj: Any) -> bool:
     return isinstance(model, type) and model is not keras.Model and isinstance(obj, model)
 
 
+@functools.lru_cache(maxsize=None)
 def variable_types() -> Tuple[type, ...]:
     """The classes of model variables: `tf.Variable`, plus `keras.Variable` on Keras 3."""
     variable = getattr(keras, "Variable", None)
     return (tf.Variable,) if variable is None else (tf.Variable, variable)
 
 
+@functools.lru_cache(maxsize=None)
 def optimizer_types() -> Tuple[type, ...]:
     """The Keras optimizer base classes: Keras 3's, or tf-keras' current and legacy (`optimizers.legacy`) ones."""
     classes: List[type] = [keras.optimizers.Optimizer]
