@@ -10,7 +10,6 @@ import importlib
 import sys
 from typing import Any, Callable, Dict, Iterable, List, Tuple
 
-from fe_core.install_hint import BACKEND_DISTRIBUTIONS, install_command
 
 __all__ = ["attach"]
 
@@ -29,6 +28,9 @@ def _load(owner: str, name: str, target: str) -> Any:
         extra = _BACKEND_EXTRAS.get(missing) or (_BACKEND_EXTRAS.get(source) if missing in ("", source) else None)
         if extra is None:
             raise
+        # Imported here: fe_core's package __init__ loads the whole core, and `import fe` must stay cheap.
+        from fe_core.install_hint import BACKEND_DISTRIBUTIONS, install_command
+
         backend = BACKEND_DISTRIBUTIONS[extra]
         raise ImportError(f"{owner}.{name} needs the {backend} backend ({missing or source!r} is not installed): "
                           f"{install_command(backend)}") from error
