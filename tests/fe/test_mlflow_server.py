@@ -96,7 +96,8 @@ def train(uri: str, tmp_path, traces_before=()) -> Tuple[object, object]:
     return logger, estimator
 
 
-def test_a_run_logs_metrics_params_and_models_to_a_local_server(server, tmp_path, fresh_build_names):
+def test_a_run_logs_metrics_params_and_models_to_a_local_server(server, tmp_path, fresh_build_names, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # values a failed run keeps land in the test's folder
     _, port, _ = server
     uri = f"http://127.0.0.1:{port}"
     logger, _ = train(uri, tmp_path)
