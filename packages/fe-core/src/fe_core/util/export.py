@@ -13,7 +13,7 @@ Formats:
 | torch | `"onnx"` (default) | one `.onnx` file | onnxruntime | `fe-torch[export]` |
 | torch | `"torchscript"` | one `.pt` file (`torch.jit.trace`; `script` if tracing fails) | `torch.jit.load` | |
 | torch | `"torch.export"` | one `.pt2` file (`torch.export.export` + `save`) | `torch.export.load` | |
-| tf | `"saved_model"` (default) | a directory (`model.export`; tf-keras: `tf.saved_model.save`) | `tf.saved_model.load` | |
+| tf | `"saved_model"` (default) | a directory (`model.export`; tf-keras: `saved_model.save`) | `saved_model.load` | |
 | tf | `"tflite"` | one `.tflite` file (`tf.lite.TFLiteConverter`) | `tf.lite.Interpreter` | |
 | tf | `"onnx"` | one `.onnx` file (tf2onnx `from_function`) | onnxruntime | `fe-tf[export]` |
 """
