@@ -241,3 +241,28 @@ def test_bad_arguments_are_refused():
         MLflowLogger(experiment_name="")
     with pytest.raises(ValueError, match="log_params"):
         MLflowLogger(log_params="yes")
+
+
+def test_only_rank_0_of_a_data_parallel_run_logs(tmp_path):
+    from fe_core.data import Data
+    from fe_core.distributed import get_communicator
+    from fe_core.distributed.threads import ThreadGroup
+    from trace_helpers import make_system
+    uri = (tmp_path / "mlruns").as_uri()
+
+    def one_rank():
+        logger = MLflowLogger(tracking_uri=uri, log_params=False)
+        system = make_system(logger, mode="eval")
+        system.global_step = 8
+        logger.on_begin(Data())
+        end = Data()
+        end.write_with_log("mse", 0.5 + get_communicator().rank)
+        logger.on_epoch_end(end)
+        logger.on_end(Data())
+        return logger.run_id
+
+    run_ids = ThreadGroup(2).run(one_rank)
+    assert run_ids[0] and run_ids[1] == ""  # rank 1 opened nothing
+    client = mlflow_tracking.MlflowClient(tracking_uri=uri)
+    assert len(client.search_runs([client.get_experiment_by_name("fe").experiment_id])) == 1
+    assert history(client, run_ids[0], "eval/mse") == [(8, 0.5)]
