@@ -42,8 +42,8 @@ def _resolve() -> Tuple[Any, str]:
         if os.environ.get("TF_USE_LEGACY_KERAS", "").strip().lower() in ("1", "true") and (
                 importlib.util.find_spec("tf_keras") is None):
             raise ImportError("TF_USE_LEGACY_KERAS is set, so TensorFlow uses tf-keras (Keras 2), which is not "
-                              "installed: pip install 'fe-tf[keras2]' (or 'fe[tf-keras2]'), or unset "
-                              "TF_USE_LEGACY_KERAS to use Keras 3") from error
+                              f"installed: {install_command('fe-tf', 'keras2')}, or unset TF_USE_LEGACY_KERAS to use "
+                              "Keras 3") from error
         raise
     package = "tf_keras" if api_name.split(".")[0] == "tf_keras" else "keras"
     return importlib.import_module(package), package
