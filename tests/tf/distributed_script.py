@@ -37,6 +37,14 @@ class Crash(Trace):
         super().__init__(mode="train")
         self.step = step
 
+    # The crash step is this harness's setting, not training state: a resumed run must not take it back from the
+    # checkpoint (fe restores a trace's numeric attributes, constructor-named ones too, as FastEstimator does).
+    def get_state(self):
+        return {}
+
+    def set_state(self, state):
+        pass
+
     def on_batch_end(self, data):
         if self.system.global_step == self.step:
             os._exit(3)
