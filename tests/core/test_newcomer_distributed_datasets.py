@@ -24,6 +24,13 @@ from fe_core.network import make_network
 from fe_core.op.tensorop import MeanSquaredError, ModelOp, UpdateOp
 from fe_core.pipeline import Pipeline
 
+@pytest.fixture(autouse=True)
+def _no_deterministic_seed(monkeypatch):
+    """These tests are about unseeded launches: a seed another test gave `enable_deterministic` must not leak in."""
+    from fe_core import determinism
+    monkeypatch.setattr(determinism, "_seed", None)
+
+
 TORCHRUN_ENV = {"WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29512", "TORCHELASTIC_RUN_ID": "abc"}
 TF_CONFIG = {"cluster": {"worker": ["127.0.0.1:1001", "127.0.0.1:1002"]}}
 
