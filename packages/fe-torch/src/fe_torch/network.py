@@ -93,7 +93,7 @@ class TorchNetwork(BaseNetwork):
         >>> from fe_core.op.tensorop import ModelOp
         >>> model = build(model_fn=lambda: torch.nn.Linear(2, 1), optimizer_fn="sgd", model_name="doc_linear")
         >>> network = TorchNetwork(ops=[ModelOp(model=model, inputs="x", outputs="y")])
-        >>> network.transform({"x": np.ones((3, 2), dtype=np.float32)}, mode="infer")["y"].shape
+        >>> tuple(network.transform({"x": np.ones((3, 2), dtype=np.float32)}, mode="infer")["y"].shape)
         (3, 1)
     """
 
