@@ -117,6 +117,7 @@ def rate_of(run: Callable[[], int]) -> Callable[[], float]:
 def check_outputs(pipeline: Pipeline, hand: HandWritten, x: np.ndarray, y: np.ndarray) -> None:
     """Both sides produce float32 (n, 32, 32, 3) batches normalised to roughly zero mean."""
     batch = pipeline.get_results(mode="train", num_steps=1)
+    batch = {key: np.asarray(value) for key, value in batch.items()}  # get_results hands out framework tensors
     assert batch["x"].dtype == np.float32 and batch["x"].shape[1:] == (32, 32, 3), batch["x"].shape
     assert abs(float(batch["x"].mean())) < 0.5
     assert hand.epoch(x[:64], y[:64], 32) == 64
