@@ -19,6 +19,7 @@ from fe_core.op.tensorop import CrossEntropy, MeanSquaredError, ModelOp, UpdateO
 from fe_core.pipeline import Pipeline
 from fe_core.trace import Trace
 from fe_torch.architecture import LeNet
+from torch_helpers import requires_gpu
 
 
 class StartRecorder(Trace):
@@ -194,10 +195,12 @@ class Counted(torch.nn.Module):
         return self.second(torch.relu(CountingIdentity.apply(self.first(x))))
 
 
-def test_the_update_check_runs_no_backward_pass() -> None:
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=requires_gpu)])
+def test_the_update_check_runs_no_backward_pass(device: str) -> None:
     """Warmup finds the loss's path to the weights in the recorded graph: the only backward passes of a fit are the
     training steps' own (a hand-written loop's first step is fe's first backward too)."""
     model = build(Counted, "adam", model_name="counted")
+    assert next(model.parameters()).device.type == device
     CountingIdentity.backward_calls = 0
     Estimator(Pipeline(train_data=data(), batch_size=4), make_network(classifier_ops(model)), epochs=1,
               log_steps=None, train_steps_per_epoch=1).fit(warmup=True)

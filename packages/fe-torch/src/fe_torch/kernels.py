@@ -147,12 +147,14 @@ def _graph_reaches(root: Any, params: Sequence[Tensor]) -> bool:
     a forward pass only and the first real step is the first backward, as in a hand-written loop.
     """
     targets = {id(param) for param in params}
-    stack, seen = [root], set()
+    # Visited nodes are held, not only their ids: torch makes a node's Python wrapper on demand and drops it when
+    # unreferenced, so a freed wrapper's id can come back for another node, which would then be skipped as seen.
+    stack, seen = [root], {}
     while stack:
         node = stack.pop()
         if node is None or id(node) in seen:
             continue
-        seen.add(id(node))
+        seen[id(node)] = node
         variable = getattr(node, "variable", None)  # AccumulateGrad: the leaf tensor it writes .grad of
         if variable is not None and id(variable) in targets:
             return True
