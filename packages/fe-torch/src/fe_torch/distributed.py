@@ -15,7 +15,8 @@ exports them) trains data-parallel:
 
 The Pipeline then hands each process its part of every global batch (see `fe_core.distributed.sharding`).
 
-Environment knobs: `FE_DIST_TIMEOUT` (seconds a collective may wait, default 1800), `FE_DDP_FIND_UNUSED=1` (models
+Environment knobs: `FE_DIST_TIMEOUT` (seconds a collective may wait, default 1800), `FE_DIST_EXIT_TIMEOUT` (seconds
+the processes wait for each other at a normal exit over gloo, default 60), `FE_DDP_FIND_UNUSED=1` (models
 with parameters a step does not use; slower).
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import atexit
 import datetime
 import os
+import sys
 from typing import Any, List, Optional
 
 import numpy as np
@@ -127,8 +129,25 @@ def teardown() -> None:
     set_communicator(None)
     _communicator = None
     if _owns_group and dist.is_initialized():
+        _last_barrier()
         dist.destroy_process_group()
     _owns_group = False
+
+
+def _last_barrier() -> None:
+    """On a normal exit over gloo, wait (bounded) until every process is done with the group before any closes it.
+
+    A process whose peer has already torn its connections down can abort in gloo's threads at exit ("terminate called
+    without an active exception", SIGABRT); waiting for all first is the documented way to end a group. Skipped when
+    the script is exiting on an unhandled exception (a peer may be blocked in a collective it will never finish) and
+    on NCCL (whose barrier has no timeout of its own).
+    """
+    if hasattr(sys, "last_value") or dist.get_backend() != "gloo":
+        return
+    try:
+        dist.monitored_barrier(timeout=datetime.timedelta(seconds=float(os.environ.get("FE_DIST_EXIT_TIMEOUT", "60"))))
+    except Exception:  # pylint: disable=broad-except  # a peer that died first: leave the group regardless
+        pass
 
 
 def device() -> Optional[torch.device]:
