@@ -289,6 +289,9 @@ def test_model_functions_on_cuda_with_a_grad_scaler() -> None:
     assert next(model.parameters()).is_cuda and model.current_optimizer.scaler is not None
     with torch.autocast("cuda", dtype=torch.float16):
         pred = fb.feed_forward(model, np.ones((4, 3), dtype="float32"))  # numpy goes to the model's device
+        host = fb.feed_forward(model, torch.ones((4, 3)), training=False)  # and so do host tensors
+        torch.testing.assert_close(host, fb.feed_forward(model, np.ones((4, 3), dtype="float32"), training=False))
+        assert host.is_cuda
         loss = fb.sparse_categorical_crossentropy(pred, torch.tensor([0, 1, 0, 1], device="cuda"), from_logits=True)
     assert pred.is_cuda and pred.dtype == torch.float16 and loss.dtype == torch.float32
     params = [p for p in model.parameters() if p.requires_grad]

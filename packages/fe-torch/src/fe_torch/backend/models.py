@@ -48,7 +48,7 @@ def apply_gradients(params: Sequence[torch.Tensor], gradients: Sequence[Optional
 
 def _as_input(value: Any, device: torch.device) -> Any:
     if isinstance(value, torch.Tensor):
-        return value
+        return value if value.device == device else value.to(device)
     if isinstance(value, (np.ndarray, np.generic, int, float, bool)):
         return torch.as_tensor(value, device=device)
     return value
@@ -58,9 +58,9 @@ def feed_forward(model: torch.nn.Module, x: Sequence[Any], training: bool) -> An
     """The torch case of `fe.backend.feed_forward`."""
     if model.training != training:
         model.train(training)
-    if not all(isinstance(value, torch.Tensor) for value in x):
-        device = model_device(model)
-        x = [_as_input(value, device) for value in x]
+    device = model_device(model)
+    if not all(isinstance(value, torch.Tensor) and value.device == device for value in x):
+        x = [_as_input(value, device) for value in x]  # numpy, or host tensors for a model on the GPU
     return model(*x)
 
 
