@@ -66,9 +66,14 @@ def test_fp16_autocast_with_grad_scaler_trains_and_saves_the_scaler(tmp_path: An
     assert all(torch.equal(a, b) for a, b in zip(weights, model.parameters()))
     assert model.current_optimizer.state_dict()["state"] == {}
     assert scaler._scale is None or float(scaler.get_scale()) == 65536.0
+    # LeNet ends in a softmax, which autocast runs in float32: its hidden layer shows the float16 compute
+    hidden: List[Any] = []
+    hook = model.fc1.register_forward_hook(lambda module, args, out: hidden.append((out.device.type, out.dtype)))
     Estimator(pipeline=Pipeline(train_data=NumpyDataset({"x": x, "y": y}), batch_size=32), network=network,
               epochs=1, log_steps=None).fit()
-    assert ("cuda", torch.float16) in record
+    hook.remove()
+    assert hidden and all(entry == ("cuda", torch.float16) for entry in hidden)
+    assert record and all(entry == ("cuda", torch.float32) for entry in record)  # the softmax output
     assert all(p.dtype == torch.float32 for p in model.parameters())
     assert not torch.equal(weights[0], model.conv1.weight.detach())
     scaler_state = scaler.state_dict()
