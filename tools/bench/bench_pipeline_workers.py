@@ -5,6 +5,9 @@ Run from the repository root with an interpreter that has torch, albumentations 
 `.venvs/torch`):
 
     python tools/bench/bench_pipeline_workers.py [--samples 8192] [--images 2048] [--repeats 3] [--quick]
+        [--processes 0 1 2] [--loader_workers 0 2] [--fit_processes 2]
+
+On a many-core machine, e.g. `--processes 0 1 2 4 8 15 --loader_workers 0 2 8 15 --fit_processes 8` shows the scaling.
 
 Workloads (OMP_NUM_THREADS=1, OpenCV on one thread, every epoch shuffled):
 
@@ -208,12 +211,13 @@ def ratio_rows(rates: Dict[str, List[float]], pairs: List[tuple]) -> List[str]:
     for name, reference, target in pairs:
         median = statistics.median(rates[name]) / statistics.median(rates[reference])
         best = max(rates[name]) / max(rates[reference])
-        lines.append(f"  {name} / {reference}: {median:.2f}x median, {best:.2f}x best (target >= {target}x)")
+        goal = f" (target >= {target}x)" if target else ""
+        lines.append(f"  {name} / {reference}: {median:.2f}x median, {best:.2f}x best{goal}")
     return lines
 
 
-def fit_overlap(x: np.ndarray, y: np.ndarray, repeats: int) -> List[List[str]]:
-    """fit with the cifar pipeline and a 5 ms step, against each alone."""
+def fit_overlap(x: np.ndarray, y: np.ndarray, repeats: int, num_process: int = 2) -> List[List[str]]:
+    """fit with the cifar pipeline (num_process workers) and a 5 ms step, against each alone."""
     import torch  # pylint: disable=import-outside-toplevel
     from fe_core.build import build  # pylint: disable=import-outside-toplevel
     from fe_core.estimator import Estimator  # pylint: disable=import-outside-toplevel
@@ -248,7 +252,7 @@ def fit_overlap(x: np.ndarray, y: np.ndarray, repeats: int) -> List[List[str]]:
             Estimator(pipeline=pipeline, network=network, epochs=repeats + 1, traces=[timer], log_steps=None).fit()
         return timer.rates[1:]  # the first epoch starts the workers
 
-    pipeline = cifar_pipeline(x, y, 2)
+    pipeline = cifar_pipeline(x, y, num_process)
     with pipeline.workers():
         alone = round_robin({"p": fe_epoch_rate(pipeline)}, repeats)["p"]
     pipeline_steps = [rate / CIFAR_BATCH for rate in alone]
@@ -257,9 +261,9 @@ def fit_overlap(x: np.ndarray, y: np.ndarray, repeats: int) -> List[List[str]]:
     made = NumpyDataset({"x": np.repeat(first["x"], len(x) // CIFAR_BATCH, axis=0),
                          "y": np.repeat(first["y"], len(x) // CIFAR_BATCH, axis=0)})
     step_alone = fit(Pipeline(train_data=made, batch_size=CIFAR_BATCH))
-    both = fit(cifar_pipeline(x, y, 2))
+    both = fit(cifar_pipeline(x, y, num_process))
     slower = min(statistics.median(pipeline_steps), statistics.median(step_alone))
-    rows = summarize("fit overlap", {"pipeline alone (2 procs)": pipeline_steps, "step alone (5 ms)": step_alone,
+    rows = summarize("fit overlap", {f"pipeline alone ({num_process} procs)": pipeline_steps, "step alone (5 ms)": step_alone,
                                      "fit: both": both}, "fit: both", unit="steps/s")
     rows.append(["fit overlap", "fit / slower alone", f"{statistics.median(both) / slower:.3f}x", "", "",
                  "target >= 0.9x"])
@@ -273,6 +277,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed epochs per configuration")
     parser.add_argument("--only", nargs="+", choices=["cifar", "decode", "fit"], default=["cifar", "decode", "fit"])
     parser.add_argument("--quick", action="store_true", help="a smoke run: tiny sizes, one repeat")
+    parser.add_argument("--processes", type=int, nargs="+", default=[0, 1, 2],
+                        help="fe num_process values to time (the first is the reference; default 0 1 2)")
+    parser.add_argument("--loader_workers", type=int, nargs="+", default=[0, 2],
+                        help="torch DataLoader num_workers values to time (default 0 2)")
+    parser.add_argument("--fit_processes", type=int, default=2, help="fe num_process in the fit-overlap workload")
     args = parser.parse_args()
     if args.quick:
         args.samples, args.images, args.repeats = 1024, 128, 1
@@ -299,33 +308,36 @@ def main() -> None:
             if workload not in args.only:
                 continue
             configurations: Dict[str, Callable[[], float]] = {}
-            for num_process in (0, 1, 2):
+            for num_process in args.processes:
                 pipeline = make(num_process)
                 stack.enter_context(pipeline.workers())
                 configurations[f"fe num_process={num_process}"] = fe_epoch_rate(pipeline)
-            for workers in (0, 2):
+            for workers in args.loader_workers:
                 loader = torch_loader(datasets[workload], batch_size, workers)
                 configurations[f"torch DataLoader workers={workers}"] = torch_epoch_rate(loader)
             rates = round_robin(configurations, args.repeats)
-            rows += summarize(workload, rates, "fe num_process=0", unit="samples/s")
+            reference = f"fe num_process={args.processes[0]}"
+            rows += summarize(workload, rates, reference, unit="samples/s")
             samples = len(x) if workload == "cifar" else len(paths)
-            for num_process in (0, 2):
+            for num_process in sorted({args.processes[0], max(args.processes)}):
                 def open_fe(num_process: int = num_process) -> Any:
                     pipeline = make(num_process)
                     return pipeline.workers(), fe_epoch_rate(pipeline)
                 cpu_rows.append([workload, f"fe num_process={num_process}"] + [
                     f"{value:,.0f}" for value in cpu_cost(open_fe, args.repeats, samples)])
-            for workers in (0, 2):
+            for workers in sorted({min(args.loader_workers), max(args.loader_workers)}):
                 def open_torch(workers: int = workers) -> Any:
                     loader = torch_loader(datasets[workload], batch_size, workers)
                     return _closing(loader), torch_epoch_rate(loader)
                 cpu_rows.append([workload, f"torch DataLoader workers={workers}"] + [
                     f"{value:,.0f}" for value in cpu_cost(open_torch, args.repeats, samples)])
             notes.append(f"{workload}:")
-            notes += ratio_rows(rates, [("fe num_process=2", "fe num_process=0", 1.6),
-                                        ("fe num_process=2", "torch DataLoader workers=2", 0.95)])
+            pairs = [(f"fe num_process={n}", reference, 1.6 if n == 2 else None) for n in args.processes[1:] if n > 1]
+            pairs += [(f"fe num_process={n}", f"torch DataLoader workers={n}", 0.95)
+                      for n in args.processes if n in args.loader_workers and n > 0]
+            notes += ratio_rows(rates, pairs)
     if "fit" in args.only:
-        rows += fit_overlap(x, y, args.repeats)
+        rows += fit_overlap(x, y, args.repeats, args.fit_processes)
     print_table(rows)
     print("\n".join(notes))
     if cpu_rows:
