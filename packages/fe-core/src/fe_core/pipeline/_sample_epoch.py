@@ -22,7 +22,7 @@ the trainer.
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Generator, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -229,7 +229,7 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
     pending: List[Dict[str, Any]] = []
     pending_indices: List[int] = []
     first = 0
-    consumed = kept = removed_for_good = missed = emitted = filtered_batches = 0
+    consumed = kept = removed_for_good = missed = filtered_batches = 0
     # With steps_per_epoch, as in FastEstimator, the epoch is steps_per_epoch * batch_size draws: samples removed
     # without replacement count among them (the epoch gets shorter, its last batch maybe smaller); `drawn` counts the
     # samples yielded and those removed.
@@ -237,6 +237,25 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
     # the next); without replacement its samples count.
     budget = None if steps_per_epoch is None else steps_per_epoch * batch_size
     drawn = 0
+
+    def settle(batch: Any, count: int) -> Generator[Dict[str, Any], None, bool]:
+        """Yield a batch of `count` samples, or account for its removal; returns whether the draws are used up."""
+        nonlocal kept, drawn, filtered_batches
+        if isinstance(batch, FilteredData):
+            if not batch.replacement:  # its samples count among the draws
+                drawn += count
+                return budget is not None and drawn >= budget
+            kept -= count  # drawn again
+            filtered_batches += 1
+            if filtered_batches * batch_size > size + batch_size:
+                raise _too_many(plan, "batches", filtered_batches)
+            return False
+        filtered_batches = 0
+        forget_cached_normal()
+        yield batch
+        drawn += count
+        return budget is not None and drawn >= budget
+
     for start, indices, result in results:
         if result[0] == "batch":
             count = result[1]
@@ -253,24 +272,8 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
                                        and kept >= size - removed_for_good):  # a whole batch, or the last one
                 if count < batch_size and drop_last:
                     return
-                if isinstance(batch, FilteredData):
-                    if not batch.replacement:
-                        drawn += count
-                        if budget is not None and drawn >= budget:
-                            return
-                    else:
-                        kept -= count
-                        filtered_batches += 1
-                        if filtered_batches * batch_size > size + batch_size:
-                            raise _too_many(plan, "batches", filtered_batches)
-                else:
-                    filtered_batches = 0
-                    forget_cached_normal()
-                    yield batch
-                    emitted += 1
-                    drawn += count
-                    if budget is not None and drawn >= budget:
-                        return
+                if (yield from settle(batch, count)):
+                    return
             if steps_per_epoch is None and consumed >= size and kept >= size - removed_for_good:
                 return
             continue
@@ -296,55 +299,24 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
             if budget is not None and pending and len(pending) < batch_size and drawn + len(pending) >= budget:
                 if drop_last:  # the draws are used up and leave an incomplete last batch
                     return
-                size_now = len(pending)
                 batch = runner().finish(pending, pending_indices, first)
-                pending, pending_indices = [], []
-                if not isinstance(batch, FilteredData):
-                    forget_cached_normal()
-                    yield batch
-                    emitted += 1
-                    drawn += size_now
-                elif not batch.replacement:
-                    drawn += size_now
-                if drawn >= budget:
+                count, pending, pending_indices = len(pending), [], []
+                if (yield from settle(batch, count)):
                     return
             elif pending and len(pending) == batch_size:
                 batch = runner().finish(pending, pending_indices, first)
                 pending, pending_indices = [], []
-                if isinstance(batch, FilteredData):
-                    if not batch.replacement:
-                        drawn += batch_size
-                        if budget is not None and drawn >= budget:
-                            return
-                    else:
-                        kept -= batch_size
-                        filtered_batches += 1
-                        if filtered_batches * batch_size > size + batch_size:
-                            raise _too_many(plan, "batches", filtered_batches)
-                else:
-                    filtered_batches = 0
-                    forget_cached_normal()
-                    yield batch
-                    emitted += 1
-                    if budget is not None:
-                        drawn += batch_size
-                        if drawn >= budget:
-                            return
+                if (yield from settle(batch, batch_size)):
+                    return
             if budget is not None and not pending and drawn >= budget:
                 return
             if steps_per_epoch is None and consumed >= size and kept >= size - removed_for_good:
                 if pending and not drop_last:
                     batch = runner().finish(pending, pending_indices, first)
-                    if isinstance(batch, FilteredData) and batch.replacement:  # draw its samples again
-                        kept -= len(pending)
-                        pending, pending_indices = [], []
-                        filtered_batches += 1
-                        if filtered_batches * batch_size > size + batch_size:
-                            raise _too_many(plan, "batches", filtered_batches)
+                    count, pending, pending_indices = len(pending), [], []
+                    yield from settle(batch, count)
+                    if isinstance(batch, FilteredData) and batch.replacement:  # its samples are drawn again
                         continue
-                    if not isinstance(batch, FilteredData):
-                        forget_cached_normal()
-                        yield batch
                 return
             if missed >= size:
                 raise _too_many(plan, "samples", missed)
