@@ -238,3 +238,27 @@ def test_an_input_the_batch_lacks_is_reported_with_its_readers_and_context() -> 
         with pytest.raises(KeyError, match=r"ModelOp read\(s\) key 'b', which the batch does not have in mode 'eval', "
                                            r"epoch 2, ds_id ''; batch keys: \['a', 'y'\]"):
             network.run_step({"a": BATCH["a"], "y": BATCH["y"]})
+
+
+class _OnDemandNode:
+    """An autograd node's Python face as torch hands it out: every read of `next_functions` builds new wrappers, and
+    a wrapper nobody holds is freed (so CPython may give its id to the next one)."""
+
+    def __init__(self, edges: Dict[str, List[str]], leaves: Dict[str, Any], name: str) -> None:
+        self.edges, self.leaves, self.name = edges, leaves, name
+        self.variable = leaves.get(name)
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple((_OnDemandNode(self.edges, self.leaves, child), 0) for child in self.edges.get(self.name, ()))
+
+
+def test_the_update_check_finds_a_deep_path_through_wrappers_made_on_demand() -> None:
+    """The reach check must not lose a path when a freed wrapper's id comes back for another node (seen on CUDA:
+    the walk then missed the weights and ran a whole backward pass)."""
+    from fe_torch.kernels import _graph_reaches  # pylint: disable=import-outside-toplevel
+    weight = torch.nn.Parameter(torch.ones(1))
+    edges = {f"n{i}": [f"n{i + 1}"] for i in range(30)}
+    root = _OnDemandNode(edges, {"n30": weight}, "n0")
+    assert _graph_reaches(root, [weight])
+    assert not _graph_reaches(_OnDemandNode(edges, {"n30": weight}, "n0"), [torch.nn.Parameter(torch.ones(1))])
