@@ -11,11 +11,10 @@ import functools
 import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
-import numpy as np
 import torch
 
 from fe_torch import checkpoint, optimizers
-from fe_torch.devices import model_device
+from fe_torch.devices import model_device, to_device
 
 __all__ = ["trainable_parameters", "apply_gradients", "feed_forward", "update_step", "get_lr", "set_lr",
            "save_model", "load_model", "l2_regularization"]
@@ -46,21 +45,13 @@ def apply_gradients(params: Sequence[torch.Tensor], gradients: Sequence[Optional
             parameter.grad = None
 
 
-def _as_input(value: Any, device: torch.device) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value if value.device == device else value.to(device)
-    if isinstance(value, (np.ndarray, np.generic, int, float, bool)):
-        return torch.as_tensor(value, device=device)
-    return value
-
-
 def feed_forward(model: torch.nn.Module, x: Sequence[Any], training: bool) -> Any:
     """The torch case of `fe.backend.feed_forward`."""
     if model.training != training:
         model.train(training)
     device = model_device(model)
     if not all(isinstance(value, torch.Tensor) and value.device == device for value in x):
-        x = [_as_input(value, device) for value in x]  # numpy, or host tensors for a model on the GPU
+        x = [to_device(value, device) for value in x]  # numpy, or host tensors for a model on the GPU
     return model(*x)
 
 
