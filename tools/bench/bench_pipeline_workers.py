@@ -263,8 +263,8 @@ def fit_overlap(x: np.ndarray, y: np.ndarray, repeats: int, num_process: int = 2
     step_alone = fit(Pipeline(train_data=made, batch_size=CIFAR_BATCH))
     both = fit(cifar_pipeline(x, y, num_process))
     slower = min(statistics.median(pipeline_steps), statistics.median(step_alone))
-    rows = summarize("fit overlap", {f"pipeline alone ({num_process} procs)": pipeline_steps, "step alone (5 ms)": step_alone,
-                                     "fit: both": both}, "fit: both", unit="steps/s")
+    rows = summarize("fit overlap", {f"pipeline alone ({num_process} procs)": pipeline_steps,
+                                     "step alone (5 ms)": step_alone, "fit: both": both}, "fit: both", unit="steps/s")
     rows.append(["fit overlap", "fit / slower alone", f"{statistics.median(both) / slower:.3f}x", "", "",
                  "target >= 0.9x"])
     return rows
