@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import tempfile
@@ -65,6 +66,15 @@ def _scalar(value: Any) -> Optional[float]:
     return float(array.reshape(-1)[0])
 
 
+def _json_value(value: Any) -> Any:
+    """A logged value as JSON: a number or nested lists of numbers, a `ValWithError` as its list, else its text."""
+    if isinstance(value, ValWithError):
+        return list(value)
+    if _scalar(value) is not None or isinstance(value, np.ndarray):
+        return np.asarray(value).tolist()
+    return str(value)
+
+
 def _param_value(value: Any) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= 500 else text[:497] + "..."
@@ -80,6 +90,50 @@ def _short_http_waits(timeout: int = 10) -> Iterator[None]:
     finally:
         for name in added:
             os.environ.pop(name, None)
+
+
+def is_local_directory(tracking_uri: Optional[str]) -> bool:
+    """Whether `tracking_uri` names a local directory store (`./mlruns`, `/abs/path`, `file:///...`), which MLflow 3
+    refuses unless MLFLOW_ALLOW_FILE_STORE is set.
+
+    Example:
+        >>> is_local_directory("./mlfs"), is_local_directory("file:///tmp/mlruns"), is_local_directory("sqlite:///m.db")
+        (True, True, False)
+    """
+    if tracking_uri is None:
+        return False
+    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", tracking_uri)
+    return scheme is None or scheme.group(1).lower() == "file" or len(scheme.group(1)) == 1  # C:\runs on Windows
+
+
+@contextlib.contextmanager
+def _file_store_allowed(tracking_uri: Optional[str]) -> Iterator[None]:
+    """A local directory given as `tracking_uri` is used as MLflow's file store (what the user asked for), while
+    the client is made; MLflow 3 otherwise refuses it ("filesystem tracking backend ... maintenance mode")."""
+    added = is_local_directory(tracking_uri) and "MLFLOW_ALLOW_FILE_STORE" not in os.environ
+    if added:
+        os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
+    try:
+        yield
+    finally:
+        if added:
+            os.environ.pop("MLFLOW_ALLOW_FILE_STORE", None)
+
+
+@contextlib.contextmanager
+def _quiet_store_setup() -> Iterator[None]:
+    """MLflow's INFO lines when it creates a SQLite store's tables ("Creating initial MLflow database tables...")
+    are not the user's business: they are hidden while fe opens the store (warnings and errors still show)."""
+    loggers = [logging.getLogger(name) for name in ("mlflow.store.db.utils", "alembic", "alembic.runtime.migration")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        if logger.getEffectiveLevel() < logging.WARNING:
+            logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 @fe_export("fe.trace.io.mlflow_logger.MLflowLogger", "fe.trace.io.MLflowLogger")
@@ -113,7 +167,9 @@ class MLflowLogger(Trace):
     Cost: the values are batched into one `log_batch` request per log step and per epoch end; other steps do nothing.
 
     Args:
-        tracking_uri: Where to log: a directory / `file:` URI (a local file store), `sqlite:///path.db`, or
+        tracking_uri: Where to log: a directory / `file:` URI (MLflow's local file store, which fe opens although
+            MLflow 3 would ask for MLFLOW_ALLOW_FILE_STORE=true; `sqlite:///mlflow.db` is MLflow's recommended local
+            store), `sqlite:///path.db`, or
             `http://host:port` of an MLflow tracking server. None: MLflow's default (MLFLOW_TRACKING_URI, else its
             local default).
         experiment_name: The MLflow experiment (created if missing).
@@ -159,22 +215,32 @@ class MLflowLogger(Trace):
         self._offline = False  # the store failed; waiting for the next retry point
         self._warned = False
         self._floor: Dict[str, int] = {}  # resumed run: the last step already in MLflow, per metric
+        # Every value collected, {mode: {key: {step: JSON value}}}: the `fe_summary.json` artifact of a run whose
+        # Summary records nothing (an unnamed run: `fit()`, `fe train` without --summary).
+        self.record: Dict[str, Dict[str, Dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ checkpoint state
     def get_state(self) -> Dict[str, Any]:
-        return {"run_id": self.run_id, "pending": [list(item) for item in self.pending]}
+        return {"run_id": self.run_id, "pending": [list(item) for item in self.pending],
+                "record": json.dumps(self.record, default=str)}
 
     def set_state(self, state: Dict[str, Any]) -> None:
         run_id = state.get("run_id", "")
         self.run_id = run_id if isinstance(run_id, str) and re.fullmatch(r"[0-9A-Za-z_-]*", run_id) else ""
         self.pending = [[str(name), float(value), int(stamp), int(step)]
                         for name, value, stamp, step in state.get("pending", [])]
+        try:
+            record = json.loads(state.get("record", "{}"))
+        except (TypeError, ValueError):
+            record = {}
+        self.record = record if isinstance(record, dict) else {}
 
     # ------------------------------------------------------------------ MLflow access
     def _mlflow_client(self) -> Any:
         if self._client is None:
             tracking = import_optional("mlflow.tracking", extra="mlflow", feature="MLflowLogger")
-            self._client = tracking.MlflowClient(tracking_uri=self.tracking_uri)
+            with _quiet_store_setup(), _file_store_allowed(self.tracking_uri):
+                self._client = tracking.MlflowClient(tracking_uri=self.tracking_uri)
         return self._client
 
     def _fail(self, what: str, error: BaseException) -> None:
@@ -191,7 +257,9 @@ class MLflowLogger(Trace):
         system = self.system
         fresh_fit = system.mode == "train" and not system.global_step
         if fresh_fit:
-            self.run_id, self.pending, self._floor = "", [], {}
+            self.run_id, self.pending, self._floor, self.record = "", [], {}, {}
+        if system.mode == "test":
+            self.record.pop("test", None)  # a new test replaces the last one's values, as in the Summary
         with _short_http_waits(timeout=60):  # once per run: a server's first request may be slow
             if self.run_id:
                 try:
@@ -311,7 +379,9 @@ class MLflowLogger(Trace):
         values = dict(data.read_logs())
         if extra:
             values.update(extra)
+        record = self.record.setdefault(mode, {})
         for key, value in values.items():
+            record.setdefault(str(key), {})[str(step)] = _json_value(value)
             number = _scalar(value)
             if number is None:
                 continue
@@ -380,13 +450,13 @@ class MLflowLogger(Trace):
                 self._fail("upload artifacts", error)
 
     def _summary_record(self) -> Dict[str, Any]:
+        """The whole history: every value this logger collected, and what the Summary recorded (a named run)."""
         summary = self.system.summary
-        history = {mode: {key: {str(step): (list(value) if isinstance(value, ValWithError) else
-                                            np.asarray(value).tolist() if _scalar(value) is not None or
-                                            isinstance(value, np.ndarray) else str(value))
-                                for step, value in steps.items()}
-                          for key, steps in keys.items()}
-                   for mode, keys in getattr(summary, "history", {}).items()}
+        history = {mode: {key: dict(steps) for key, steps in keys.items()} for mode, keys in self.record.items()}
+        for mode, keys in getattr(summary, "history", {}).items():
+            for key, steps in keys.items():
+                history.setdefault(mode, {}).setdefault(str(key), {}).update(
+                    {str(step): _json_value(value) for step, value in steps.items()})
         return {"name": getattr(summary, "name", None), "history": history}
 
     def _model_files(self) -> List[str]:
