@@ -11,6 +11,7 @@ re-shuffles) draws from numpy's global random state, which the Pipeline records 
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -130,6 +131,66 @@ def _summarize_values(values: Sequence[Any]) -> KeySummary:
     return KeySummary(dtype=type(first).__name__)
 
 
+def _class_indices(values: Sequence[Any], name: str, key: str) -> Tuple[np.ndarray, List[int]]:
+    """(class number of every sample, class numbers in order of first appearance) for stratified splits."""
+    numbers: Dict[Any, int] = {}
+    class_of = np.empty(len(values), dtype=np.int64)
+    for index, value in enumerate(values):
+        if isinstance(value, np.ndarray):
+            value = value.item() if value.size == 1 else (value.dtype.str, value.shape, value.tobytes())
+        elif isinstance(value, np.generic):
+            value = value.item()
+        try:
+            class_of[index] = numbers.setdefault(value, len(numbers))
+        except TypeError as error:
+            raise DatasetArgumentError(f"{name}.split: stratify key {key!r} must hold scalar class values") from error
+    return class_of, list(range(len(numbers)))
+
+
+def stratified_counts(totals: Sequence[int], size: int, target: int, supply: List[int]) -> List[int]:
+    """How many samples of each class one stratified split of `target` samples takes (FastEstimator's counts).
+
+    Each class asks for its share of `target` (`totals[c] * target / size`), rounded half to even, and at least 1 when
+    its share is below 1; then the split is brought to exactly `target` one sample at a time, starting with the
+    classes holding the most, never emptying a class that holds one unless nothing else works. `supply` (what each
+    class still has left) is reduced by what is taken.
+
+    Raises:
+        DatasetArgumentError: If `target` samples cannot be taken from what is left.
+
+    Example:
+        >>> stratified_counts([13, 2], 15, 5, [13, 2])
+        [4, 1]
+    """
+    taken = [0] * len(totals)
+    for label, total in enumerate(totals):
+        share = total * target / size
+        want = 1 if 0 < share < 1 else int(round(share))
+        taken[label] = min(want, supply[label])
+        supply[label] -= taken[label]
+    count = sum(taken)
+    spare_singles = True
+    while count != target:
+        before = count
+        snapshot = list(taken)
+        for label in sorted(range(len(taken)), key=lambda c: snapshot[c], reverse=True):  # most abundant first
+            if count < target and supply[label] > 0:
+                supply[label] -= 1
+                taken[label] += 1
+                count += 1
+            elif count > target and taken[label] > 0 and (not spare_singles or snapshot[label] > 1):
+                supply[label] += 1
+                taken[label] -= 1
+                count -= 1
+            if count == target:
+                break
+        if count == before:
+            if not spare_singles:
+                raise DatasetArgumentError(f"split cannot take {target} samples stratified from what is left")
+            spare_singles = False  # nothing moved: a class of one sample must give it up
+    return taken
+
+
 @fe_export("fe.dataset.dataset.FEDataset")
 class FEDataset:
     """A map-style dataset with FastEstimator's `split` and `summary`.
@@ -214,7 +275,7 @@ class FEDataset:
             if isinstance(fraction, (float, np.floating)):
                 if not 0 < fraction < 1:
                     raise DatasetArgumentError(f"{name}.split fractions must be in (0, 1), got {fraction}")
-                count = int(round(size * float(fraction)))
+                count = math.ceil(size * float(fraction))  # FastEstimator rounds a fraction's count up
                 if count < 1:
                     raise DatasetArgumentError(f"{name}.split fraction {fraction} of {size} samples selects nothing")
                 requests.append(count)
@@ -251,38 +312,22 @@ class FEDataset:
 
     def _stratified(self, requests: List[Union[int, np.ndarray]], available: np.ndarray, rng: Any,
                     key: str) -> List[np.ndarray]:
-        values = self._class_values(key)
-        try:
-            labels = np.asarray([v.item() if isinstance(v, np.ndarray) and v.size == 1 else v for v in values])
-            classes, class_of = np.unique(labels, return_inverse=True)
-        except TypeError as error:
-            raise DatasetArgumentError(f"{type(self).__name__}.split: stratify key {key!r} must hold scalar class "
-                                       f"values") from error
-        class_of = class_of.reshape(-1)
-        totals = np.bincount(class_of, minlength=len(classes)).astype(np.float64)
-        shares = totals / totals.sum()
+        """Indices for count requests, each split taking every class in proportion (FastEstimator's counts)."""
+        class_of, order = _class_indices(self._class_values(key), type(self).__name__, key)
+        size = len(class_of)
+        totals = [int(np.count_nonzero(class_of == label)) for label in order]
+        supply = [int(np.count_nonzero(available & (class_of == label))) for label in order]
         chosen = []
         for request in requests:
-            count = int(request)
-            exact = shares * count
-            per_class = np.floor(exact).astype(np.int64)
-            for index in np.argsort(-(exact - per_class), kind="stable")[:count - int(per_class.sum())]:
-                per_class[index] += 1
+            target = int(request)
+            taken = stratified_counts(totals, size, target, supply)
             picked_parts = []
-            for label, take in enumerate(per_class):
-                free = np.flatnonzero(available & (class_of == label))
-                if take > len(free):  # not enough left in this class: take the rest from the others later
-                    take = len(free)
+            for label, take in zip(order, taken):
                 if take:
-                    part = rng.choice(free, size=take, replace=False)
+                    part = rng.choice(np.flatnonzero(available & (class_of == label)), size=take, replace=False)
                     available[part] = False
                     picked_parts.append(part)
             picked = np.concatenate(picked_parts) if picked_parts else np.zeros(0, dtype=np.int64)
-            missing = count - len(picked)
-            if missing > 0:
-                extra = rng.choice(np.flatnonzero(available), size=missing, replace=False)
-                available[extra] = False
-                picked = np.concatenate([picked, extra])
             chosen.append(np.sort(picked))
         return chosen
 
