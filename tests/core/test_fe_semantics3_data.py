@@ -42,3 +42,106 @@ def test_a_fraction_counts_its_samples_rounded_up_as_fastestimator_does():
     assert len(ds.split(0.3)) == 5 and len(ds) == 10
     ds = NumpyDataset({"x": np.arange(1000)})
     assert len(ds.split(0.1)) == 100 and len(ds) == 900
+
+
+# ---------------------------------------------------------------------------------------------- datasets' keys
+def _touch(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\xff\xd8\xff")
+    return str(path)
+
+
+@pytest.fixture
+def coco_dir(tmp_path):
+    import json
+    images = tmp_path / "val2017"
+    for image_id in (1, 2):
+        _touch(images / f"{image_id:012d}.jpg")
+    instances = {"images": [{"id": 1, "height": 4, "width": 6}, {"id": 2, "height": 4, "width": 6}],
+                 "annotations": [{"image_id": 1, "bbox": [0, 0, 2, 2], "category_id": 3, "iscrowd": 0,
+                                  "segmentation": [[0, 0, 2, 0, 2, 2, 0, 2]], "area": 4},
+                                 {"image_id": 2, "bbox": [1, 1, 3, 2], "category_id": 5, "iscrowd": 0,
+                                  "segmentation": [[1, 1, 4, 1, 4, 3, 1, 3]], "area": 6}]}
+    captions = {"annotations": [{"image_id": 1, "caption": "a"}, {"image_id": 2, "caption": "b"}]}
+    people = {"annotations": [{"image_id": image_id, "num_keypoints": 1, "iscrowd": 0, "bbox": [0, 0, 1, 1],
+                               "keypoints": [1, 1, 2] + [0] * 48} for image_id in (1, 2)]}
+    files = {}
+    for name, content in (("instances", instances), ("captions", captions), ("keypoints", people)):
+        files[name] = tmp_path / f"{name}.json"
+        files[name].write_text(json.dumps(content))
+    return images, files
+
+
+@pytest.mark.parametrize("includes", [dict(), dict(include_masks=True, include_captions=True),
+                                      dict(include_bboxes=False, include_keypoints=True)])
+def test_mscoco_keys_list_every_annotation_its_samples_hold(coco_dir, includes):
+    from fe_core.dataset.data.mscoco import MSCOCODataset
+    images, files = coco_dir
+    ds = MSCOCODataset(str(images), str(files["instances"]), str(files["captions"]), str(files["keypoints"]),
+                       **includes)
+    for index in range(len(ds)):
+        assert sorted(ds.keys()) == sorted(ds[index])
+
+
+def test_a_pipeline_op_reading_mscoco_boxes_starts_in_eval(coco_dir):
+    from fe_core.dataset.data.mscoco import MSCOCODataset
+    from fe_core.op.numpyop import LambdaOp
+    from fe_core.pipeline import Pipeline
+    images, files = coco_dir
+    ds = MSCOCODataset(str(images), str(files["instances"]), "", "")
+    pipeline = Pipeline(eval_data=ds, batch_size=1,
+                        ops=[LambdaOp(fn=lambda boxes: np.array([len(boxes), boxes[0][4]]), inputs="bbox",
+                                      outputs="n", mode="eval")])
+    assert np.asarray(pipeline.get_results(mode="eval")["n"]).tolist() == [[1, 3]]
+
+
+def test_an_in_memory_dataset_computing_extra_keys_lists_them_without_shifting_the_random_stream():
+    from fe_core.dataset.dataset import InMemoryDataset
+
+    class Noisy(InMemoryDataset):
+        def __getitem__(self, index):
+            sample = dict(super().__getitem__(index))
+            sample["noise"] = np.random.rand()
+            return sample
+
+    ds = Noisy({0: {"x": 1}, 1: {"x": 2}})
+    np.random.seed(5)
+    assert ds.keys() == ["x", "noise"]
+    assert np.random.rand() == np.random.RandomState(5).rand()
+
+
+def test_pascal_voc_keys_match_its_samples(tmp_path):
+    from fe_core.dataset.data.pascal_voc import PascalVoc
+    cv2 = pytest.importorskip("cv2")
+    (tmp_path / "ImageSets" / "Main").mkdir(parents=True)
+    (tmp_path / "ImageSets" / "Main" / "train.txt").write_text("img1\n")
+    (tmp_path / "JPEGImages").mkdir()
+    cv2.imwrite(str(tmp_path / "JPEGImages" / "img1.jpg"), np.zeros((4, 5, 3), np.uint8))
+    (tmp_path / "Annotations").mkdir()
+    (tmp_path / "Annotations" / "img1.xml").write_text(
+        "<annotation><object><name>cat</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>3</xmax><ymax>3</ymax>"
+        "</bndbox></object></annotation>")
+    ds = PascalVoc(str(tmp_path), include_bboxes=True, include_masks=False)
+    assert sorted(ds.keys()) == sorted(ds[0]) == ["bbox", "image", "mask"]
+    assert ds[0]["bbox"] == [[1.0, 1.0, 3.0, 3.0, 7]]
+
+
+def _class_tree(root):
+    for label in ("cat", "dog"):
+        for index in range(2):
+            _touch(root / label / f"{index}.png")
+    return str(root)
+
+
+def test_directory_and_csv_datasets_keys_match_their_samples(tmp_path):
+    from fe_core.dataset import CSVDataset, DirDataset, LabeledDirDataset, SiameseDirDataset
+    root = _class_tree(tmp_path / "tree")
+    csv = tmp_path / "rows.csv"
+    csv.write_text("image,label,mode\na.png,0,train\nb.png,1,eval\n")
+    datasets = [DirDataset(root, data_key="img"), LabeledDirDataset(root, data_key="img", label_key="cls"),
+                SiameseDirDataset(root, data_key_left="l", data_key_right="r", label_key="same"),
+                CSVDataset(str(csv))]
+    for ds in datasets:
+        assert sorted(ds.keys()) == sorted(ds[0]), type(ds).__name__
+    assert sorted(datasets[2].keys()) == ["l", "r", "same"]
+    assert sorted(datasets[3].keys()) == ["image", "label", "mode"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
+import random
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -189,6 +190,16 @@ def stratified_counts(totals: Sequence[int], size: int, target: int, supply: Lis
                 raise DatasetArgumentError(f"split cannot take {target} samples stratified from what is left")
             spare_singles = False  # nothing moved: a class of one sample must give it up
     return taken
+
+
+def _peek_first(dataset: Any) -> Any:
+    """`dataset[0]`, leaving numpy's and python's global random states as they were."""
+    numpy_state, python_state = np.random.get_state(), random.getstate()
+    try:
+        return dataset[0]
+    finally:
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)
 
 
 @fe_export("fe.dataset.dataset.FEDataset")
@@ -422,8 +433,15 @@ class InMemoryDataset(FEDataset):
         self.data[key] = value
 
     def keys(self) -> List[str]:
-        """The keys of the first sample."""
-        return list(self.data[0]) if self.data else []
+        """The keys of the samples: those of the first stored dict, or, for a subclass whose `__getitem__` computes
+        samples (adding keys), those of the first sample it returns (looked at with numpy's and python's random
+        states put back, so asking never shifts a run's random stream)."""
+        if not self.data:
+            return []
+        if type(self).__getitem__ is InMemoryDataset.__getitem__:
+            return list(self.data[0])
+        sample = _peek_first(self)
+        return list(sample) if isinstance(sample, dict) else list(self.data[0])
 
     @property
     def get_batch(self) -> Optional[Callable[..., Dict[str, Any]]]:

@@ -108,6 +108,15 @@ class MSCOCODataset(DirDataset):
             sample["keypoint_bbox"] = [list(person["bbox"]) for person in people]
         return sample
 
+    def keys(self) -> List[str]:
+        """The keys every sample holds: "image" and each requested annotation."""
+        keys = ["image"]
+        keys += ["bbox"] if self.include_bboxes else []
+        keys += ["mask"] if self.include_masks else []
+        keys += ["caption"] if self.include_captions else []
+        keys += ["keypoint", "keypoint_bbox"] if self.include_keypoints else []
+        return keys
+
     def _clone_with(self, data: Dict[int, Dict[str, Any]]) -> "MSCOCODataset":
         child = super()._clone_with(data)
         child._valid = [index for index in range(len(data)) if child._complete(child._image_id(index))]

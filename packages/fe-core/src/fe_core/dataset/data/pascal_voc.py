@@ -83,6 +83,10 @@ class PascalVoc(FEDataset):
             mask = mask.astype(np.float32)
         return {"image": image, "mask": mask, "bbox": bbox}
 
+    def keys(self) -> List[str]:
+        """The keys every sample holds ("mask" and "bbox" are empty when not requested or not annotated)."""
+        return ["image", "mask", "bbox"]
+
     @staticmethod
     def parse_voc_xml(node: Any) -> Dict[str, Any]:
         """Parse xml file to read Bounding Box annotations of individual image files.
