@@ -288,7 +288,8 @@ def test_interleave_dataset_uses_each_ds_ids_ops_and_batch_size():
         with starved(mode="train", epoch=1) as loader:
             list(loader)
     parts = InterleaveDataset([ds1, ds2]).split(0.5, seed=0)
-    assert isinstance(parts, InterleaveDataset) and [len(d) for d in parts.datasets] == [4, 4]
+    # each member splits alike; FastEstimator rounds a fraction's count up (half of 9 takes 5)
+    assert isinstance(parts, InterleaveDataset) and [len(d) for d in parts.datasets] == [4, 5]
 
 
 # ---------------------------------------------------------------------- OpDataset and the data loader
