@@ -145,3 +145,46 @@ def test_directory_and_csv_datasets_keys_match_their_samples(tmp_path):
         assert sorted(ds.keys()) == sorted(ds[0]), type(ds).__name__
     assert sorted(datasets[2].keys()) == ["l", "r", "same"]
     assert sorted(datasets[3].keys()) == ["image", "label", "mode"]
+
+
+# ---------------------------------------------------------------------------------------------- CombinedDataset errors
+def _generated(make_sample, count=4):
+    from fe_core.dataset import GeneratorDataset
+
+    def draw():
+        while True:
+            yield make_sample()
+    return GeneratorDataset(draw(), samples_per_epoch=count)
+
+
+def test_combined_dataset_refuses_bad_input_with_fastestimators_messages_and_types():
+    from fe_core.dataset import CombinedDataset, InterleaveDataset
+    xy = lambda: {"x": np.random.rand(2), "y": 1}  # noqa: E731
+    with pytest.raises(AssertionError) as error:
+        CombinedDataset([])
+    assert str(error.value) == "datasets should not be an empty iterable"
+    for bad in ([_generated(xy), "ds2", "ds2"], [_generated(xy), _generated(lambda: (1, 2))],
+                [_generated(xy), {0: {"x": 1, "y": 2}}]):
+        with pytest.raises(AssertionError) as error:
+            CombinedDataset(bad)
+        assert str(error.value) == "Each dataset should be a type of PyTorch Dataset and should return a dictionary."
+    with pytest.raises(KeyError) as error:
+        CombinedDataset([_generated(xy), _generated(lambda: {"x1": 0, "y1": 1})])
+    assert error.value.args[0] == "All datasets should have the same keys."
+    interleaved = InterleaveDataset([NumpyDataset({"x": np.arange(3), "y": np.arange(3)})] * 2)
+    with pytest.raises(AssertionError) as error:
+        CombinedDataset([NumpyDataset({"x": np.arange(3), "y": np.arange(3)}), interleaved])
+    assert str(error.value) == "CombinedDataset does not support InterleaveDataset"
+
+
+def test_combined_dataset_out_of_range_indices_raise_fastestimators_errors():
+    from fe_core.dataset import CombinedDataset
+    combined = CombinedDataset([_generated(lambda: {"x": 0, "y": 1}, 10), _generated(lambda: {"x": 2, "y": 3}, 10)])
+    assert len(combined) == 20 and sorted(combined[12]) == ["x", "y"] and combined[12]["x"] == 2
+    with pytest.raises(IndexError) as error:
+        combined[20]
+    assert str(error.value) == "list index out of range"
+    with pytest.raises(ValueError) as error:
+        combined[-21]
+    assert str(error.value) == "absolute value of index should not exceed dataset length"
+    assert combined[-1]["x"] == 2

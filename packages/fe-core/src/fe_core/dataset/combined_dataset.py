@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import bisect
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Mapping, Sequence
 
 import numpy as np
 
+from fe_core.dataset.dataset import _peek_first
 from fe_core.export import fe_export
 
 __all__ = ["CombinedDataset"]
@@ -16,14 +17,27 @@ class CombinedIndexError(IndexError, ValueError):
     (a torch ConcatDataset) raises for it."""
 
 
+_INVALID = "Each dataset should be a type of PyTorch Dataset and should return a dictionary."
+
+
 def _keys_of(dataset: Any, position: int) -> List[str]:
+    """The keys of a map-style dataset's samples (its `keys()`, else its first sample's, looked at with the random
+    states put back).
+
+    Raises:
+        AssertionError: With FastEstimator's message, if `dataset` is not a map-style dataset of dict samples.
+    """
+    if isinstance(dataset, (str, bytes, Mapping)) or not (hasattr(dataset, "__getitem__") and
+                                                            hasattr(dataset, "__len__")):
+        raise AssertionError(_INVALID)
     keys = getattr(dataset, "keys", None)
     if callable(keys):
-        return list(keys())
-    sample = dataset[0]
-    if not isinstance(sample, dict):
-        raise AssertionError(f"CombinedDataset: dataset {position} ({type(dataset).__name__}) must return a dict per "
-                             f"sample, got {type(sample).__name__}")
+        found = list(keys())
+        if found:
+            return found
+    sample = _peek_first(dataset)
+    if not isinstance(sample, Mapping):
+        raise AssertionError(_INVALID)
     return list(sample)
 
 
@@ -48,17 +62,19 @@ class CombinedDataset:
 
     def __init__(self, datasets: Sequence[Any]) -> None:
         datasets = list(datasets)
+        if not datasets:  # FastEstimator's messages and error types, which its users' code and tests check
+            raise AssertionError("datasets should not be an empty iterable")
         if len(datasets) < 2:
             raise AssertionError(f"CombinedDataset needs at least 2 datasets, got {len(datasets)}")
+        reference = None
         for position, dataset in enumerate(datasets):
             if callable(getattr(dataset, "sub_ds_ids", None)):
-                raise AssertionError(f"CombinedDataset does not support InterleaveDataset (dataset {position})")
-        reference = set(_keys_of(datasets[0], 0))
-        for position, dataset in enumerate(datasets[1:], start=1):
+                raise AssertionError("CombinedDataset does not support InterleaveDataset")
             keys = set(_keys_of(dataset, position))
-            if keys != reference:
-                raise KeyError(f"CombinedDataset: dataset {position} has keys {sorted(keys)} but dataset 0 has "
-                               f"{sorted(reference)}; all datasets must have the same keys")
+            if reference is None:
+                reference = keys
+            elif keys != reference:
+                raise KeyError("All datasets should have the same keys.")
         self.datasets = datasets
         self.cumulative_sizes = list(np.cumsum([len(dataset) for dataset in datasets]).tolist())
 
@@ -74,11 +90,10 @@ class CombinedDataset:
         """
         if index < 0:
             if -index > len(self):
-                raise CombinedIndexError(f"CombinedDataset index {index}: its absolute value exceeds the dataset "
-                                         f"length {len(self)}")
+                raise CombinedIndexError("absolute value of index should not exceed dataset length")
             index += len(self)
         if index >= len(self):
-            raise IndexError(f"CombinedDataset index {index} out of range ({len(self)} samples)")
+            raise IndexError("list index out of range")
         which = bisect.bisect_right(self.cumulative_sizes, index)
         offset = index - (self.cumulative_sizes[which - 1] if which else 0)
         return self.datasets[which][offset]
