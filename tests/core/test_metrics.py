@@ -16,6 +16,7 @@ from fe_core.op.tensorop import CrossEntropy, ModelOp, UpdateOp
 from fe_core.pipeline import Pipeline
 from fe_core.summary.system import System
 from fe_core.trace import Trace, sort_traces
+from fe_core.trace.logger import readable_number
 from fe_core.trace.metric import MCC, Accuracy, ConfusionMatrix, F1Score, Precision, Recall
 
 Batch = Tuple[Any, Any]
@@ -326,7 +327,7 @@ def test_estimator_run_logs_per_ds_and_combined_metrics_into_the_summary(numpy_b
     assert watcher.seen == [history["accuracy|a"][12], history["accuracy|a"][24]]
     out = capsys.readouterr().out
     eval_line = [line for line in out.splitlines() if line.startswith("FastEstimator-Eval: step: 24")][0]
-    assert f"accuracy|a: {history['accuracy|a'][24]};" in eval_line
+    assert f"accuracy|a: {readable_number(history['accuracy|a'][24])};" in eval_line  # 7 significant digits
 
     summary = estimator.test("metrics")
     cm_test = expected_confusion(model, classification_data(24, 3))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import DefaultDict, Dict, List, Tuple
+from typing import Any, DefaultDict, Dict, List, Tuple
 
 import numpy as np
 from natsort import humansorted
@@ -13,14 +13,36 @@ from fe_core.summary.summary import ValWithError
 from fe_core.trace.trace import Trace
 from fe_core.export import fe_export
 
-__all__ = ["Logger"]
+__all__ = ["Logger", "readable_number", "SIGNIFICANT_DIGITS"]
+
+
+#: Significant digits of a floating-point value on a log line (float32's precision; the Summary keeps every digit).
+SIGNIFICANT_DIGITS = 7
+
+
+def readable_number(value: Any) -> str:
+    """A logged scalar as printed on a log line: floating-point numbers with at most `SIGNIFICANT_DIGITS`
+    significant digits (`0.24233983286908078` -> '0.2423398', `7.450580596923828e-09` -> '7.450581e-09'), anything
+    else as numpy prints it. `fe logs` (fe_core.summary.logs) reads every form back.
+
+    Example:
+        >>> readable_number(np.float64(0.24233983286908078)), readable_number(0.00025075000000000005)
+        ('0.2423398', '0.00025075')
+        >>> readable_number(np.float32(0.73)), readable_number(np.int64(12)), readable_number(float("nan"))
+        ('0.73', '12', 'nan')
+    """
+    array = np.asarray(value)
+    if array.dtype.kind == "f" and np.isfinite(array):
+        return format(float(array), f".{SIGNIFICANT_DIGITS}g")
+    return str(array[()])
 
 
 @fe_export("fe.trace.trace.Logger", "fe.trace.Logger")
 class Logger(Trace):
     """A Trace that prints log messages, in the exact FastEstimator 1.x format, to stdout.
 
-    Lines it prints (keys human-sorted, each value as numpy prints it):
+    Lines it prints (keys human-sorted, floating-point values with 7 significant digits, other values as numpy
+    prints them):
 
     ```
     FastEstimator-Start: step: 1; logging_interval: 20; num_device: 0;
@@ -128,7 +150,7 @@ class Logger(Trace):
                         val = val.reshape(())
                     # printed as numpy prints its dtype (float32 '0.7793143'), recorded as a plain Python number
                     # (the same value), so a printed history reads {45: 0.79...}, not {45: np.float64(0.79...)}
-                    parts.append(f"{key}: {str(val[()])}; ")
+                    parts.append(f"{key}: {readable_number(val[()])}; ")
                     val = val.item() if val.dtype.kind in "biuf" else val[()]
             system.write_summary(key, val)
         if is_main_process():  # every rank records its Summary; only rank 0 of a data-parallel run prints
