@@ -27,15 +27,17 @@ from typing import Any, Callable, Dict, Generator, Iterator, List, Optional, Seq
 import numpy as np
 
 from fe_core.dataset.numpy_dataset import NumpyDataset
+from fe_core.op.numpyop.batch import collate_samples
 from fe_core.op.numpyop.remove_if import FilteredData
 from fe_core.pipeline.op_runner import add_note, run_steps
 
-__all__ = ["KEPT", "REPLACED", "REMOVED", "task_seed", "SeededRandom", "TaskStream", "TaskRunner", "assemble",
-           "UNBATCHED_TASK"]
+__all__ = ["KEPT", "REPLACED", "REMOVED", "task_seed", "SeededRandom", "TaskStream", "TaskRunner", "WholeBatchRunner",
+           "ItemRunner", "assemble", "assemble_items", "check_epoch", "reset_dataset", "UNBATCHED_TASK"]
 
 KEPT, REPLACED, REMOVED = 0, 1, 2  # what happened to each position of a task
 UNBATCHED_TASK = 16  # positions per task when nothing is batched
 _BATCH_SALT = 1
+_RESET_SALT = 2
 
 
 def task_seed(key: int, position: int, salt: int = 0) -> int:
@@ -79,6 +81,31 @@ class SeededRandom:
 def forget_cached_normal() -> None:
     """Drop numpy's cached second normal value, as swapping the bit generator does (keeps 0 and N workers equal)."""
     np.random.set_bit_generator(np.random.get_bit_generator())
+
+
+def reset_dataset(dataset: Any, shuffle: bool, seed: int) -> None:
+    """Let `dataset` redraw its per-epoch index maps (`fe_reset_ds`) as a function of `seed` alone: numpy's global
+    random state and Python's `random` are seeded while it runs and the caller's are put back, so the trainer and
+    every worker process draw the same maps from the same seed (user datasets need no `seed` argument)."""
+    reset = getattr(dataset, "fe_reset_ds", None)
+    if callable(reset):
+        SeededRandom(restore=True).call(seed, reset, shuffle)
+
+
+def check_epoch(results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]], key: int, plan: Any
+                ) -> Generator[Tuple[int, np.ndarray, Tuple[Any, ...]], None, None]:
+    """Pass on task results, checking that each belongs to the epoch of `key` (every result carries its epoch's key):
+    a result left over from an abandoned epoch is never assembled into another epoch's batches."""
+    try:
+        for start, indices, result in results:
+            if result[-1] != key:
+                raise RuntimeError(f"A Pipeline task result of another epoch reached {plan.where()}; refusing to use "
+                                   f"it (a loader abandoned mid-epoch should have been closed first)")
+            yield start, indices, result
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
 
 
 class TaskStream:
@@ -183,16 +210,16 @@ class TaskRunner:
         """Compute the task at stream position `start`.
 
         Returns:
-            ("batch", count, batch or the FilteredData of a batch op that filtered it) when `want_batch` and every
-            sample was kept,
-            else ("raw", outcomes, kept samples, their dataset indices).
+            ("batch", count, batch or the FilteredData of a batch op that filtered it, epoch key) when `want_batch`
+            and every sample was kept,
+            else ("raw", outcomes, kept samples, their dataset indices, epoch key).
         """
         outcomes, kept, kept_indices = self.random.call(task_seed(self.key, start), self._samples, indices)
         if want_batch and not self.unbatched and len(kept) == len(outcomes):
-            return ("batch", len(outcomes), self.finish(kept, kept_indices, start))
+            return ("batch", len(outcomes), self.finish(kept, kept_indices, start), self.key)
         if self.boundary is not None:
             kept = [{key: value for key, value in sample.items() if key in self.boundary} for sample in kept]
-        return ("raw", outcomes, kept, kept_indices)
+        return ("raw", outcomes, kept, kept_indices, self.key)
 
     def finish(self, samples: List[Dict[str, Any]], indices: List[int], first: int) -> Any:
         """Collate kept samples (the first at stream position `first`) and run the batch ops on them.
@@ -203,6 +230,107 @@ class TaskRunner:
         if self.unbatched and not self.batch_steps:
             return self.select(samples[0])
         return self.random.call(task_seed(self.key, first, _BATCH_SALT), self._finish, samples, indices)
+
+
+class WholeBatchRunner(TaskRunner):
+    """Tasks of an epoch with no per-sample op, plain stacking and a dataset with `get_batch`: one `get_batch` call
+    per task, then the batch ops seeded as a per-sample task's are (so the batch is the one the per-sample path
+    would make from the same positions)."""
+
+    def __init__(self, loader: Any, key: int, restore: bool) -> None:
+        super().__init__(loader, key, restore)
+        load_keys = None if self.plan.load_keys is None else sorted(self.plan.load_keys)
+        self.fetch = loader._batch_fetcher(load_keys)  # pylint: disable=protected-access
+
+    def _whole(self, batch: Dict[str, Any]) -> Any:
+        filtered = run_steps(batch, self.batch_steps, self.state)
+        return filtered if filtered is not None else self.select(batch)
+
+    def run(self, start: int, indices: np.ndarray, want_batch: bool) -> Tuple[Any, ...]:
+        if not want_batch:  # out of step with the batches (a batch op filtered one): samples one by one
+            return super().run(start, indices, False)
+        batch = self.fetch(indices)
+        if self.batch_steps:
+            result = self.random.call(task_seed(self.key, start, _BATCH_SALT), self._whole, batch)
+        else:
+            result = self.select(batch)
+        return ("batch", len(indices), result, self.key)
+
+
+class ItemRunner(TaskRunner):
+    """Tasks of a dataset whose items are lists of samples (BatchDataset): task `p` is item `p % len(dataset)` of
+    pass `p // len(dataset)`; each pass after the first redraws the dataset's index maps from a seed derived from the
+    epoch's key. The item's per-sample ops run seeded by the task's position; a sample filtered out removes the whole
+    batch (batches keep their sizes)."""
+
+    def __init__(self, loader: Any, key: int, restore: bool) -> None:
+        super().__init__(loader, key, restore)
+        self.unbatched = False  # every item is a batch
+        self.dataset = self.plan.dataset
+        self.shuffle = loader.shuffle
+        self.lap = 0
+        batch_op = self.plan.batch_op
+        boundary = self.boundary
+
+        def collate(samples: List[Dict[str, Any]], indices: List[int]) -> Dict[str, Any]:
+            if boundary is not None:
+                samples = [{key: value for key, value in sample.items() if key in boundary} for sample in samples]
+            return batch_op.collate(samples) if batch_op is not None else collate_samples(samples)
+
+        self.collate = loader._wrap("<Collate>", "batch", collate)  # pylint: disable=protected-access
+        self.getitem = loader._wrap("<Fetch batch>", "batch", self.dataset.__getitem__)  # pylint: disable=W0212
+
+    def _item(self, position: int) -> Any:
+        kept = []
+        for sample in self.getitem(position):
+            sample = dict(sample)
+            result = run_steps(sample, self.sample_steps, self.state) if self.sample_steps else None
+            if result is not None:
+                return result
+            kept.append(sample)
+        return kept
+
+    def run(self, start: int, indices: np.ndarray, want_batch: bool) -> Tuple[Any, ...]:
+        size = len(self.dataset)
+        lap, position = divmod(start, size)
+        if lap != self.lap:
+            reset_dataset(self.dataset, self.shuffle, task_seed(self.key, lap, _RESET_SALT))
+            self.lap = lap
+        kept = self.random.call(task_seed(self.key, start), self._item, position)
+        if isinstance(kept, FilteredData):
+            return ("batch", 1, kept, self.key)
+        if not kept:
+            return ("batch", 1, FilteredData(replacement=True), self.key)
+        return ("batch", 1, self.random.call(task_seed(self.key, start, _BATCH_SALT), self._finish, kept, []),
+                self.key)
+
+
+def assemble_items(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]],
+                   steps_per_epoch: Optional[int]) -> Iterator[Dict[str, Any]]:
+    """The batches of a dataset of whole batches, from its tasks in order: an epoch is `len(dataset)` batches, or
+    `steps_per_epoch`, counting those removed without replacement; a batch removed with replacement is replaced by
+    the next item (into the next pass)."""
+    size = len(plan.dataset)
+    target = size if steps_per_epoch is None else steps_per_epoch
+    counted = skipped = 0
+    if target <= 0:
+        return
+    for _, _, result in results:
+        batch = result[2]
+        if isinstance(batch, FilteredData):
+            if batch.replacement:
+                skipped += 1
+                if skipped > size:
+                    raise _too_many(plan, "batches", skipped)
+                continue
+            counted += 1
+        else:
+            skipped = 0
+            forget_cached_normal()
+            yield batch
+            counted += 1
+        if counted >= target:
+            return
 
 
 def _too_many(plan: Any, what: str, count: int) -> ValueError:
@@ -278,7 +406,7 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
                 return
             continue
         aligned[0] = False
-        _, outcomes, samples, kept_indices = result
+        _, outcomes, samples, kept_indices = result[:4]
         sample_iter = iter(zip(samples, kept_indices))
         for offset, outcome in enumerate(outcomes):
             consumed += 1

@@ -70,7 +70,9 @@ class _RemoteTraceback(Exception):
 
 
 def resolve_num_process(num_process: Optional[int]) -> int:
-    """Worker processes for `num_process` as FastEstimator documents it: None -> min(CPUs, max(32, 32 x GPUs))."""
+    """Worker processes for `num_process` as FastEstimator documents it: None -> min(CPUs, max(32, 32 x GPUs)),
+    where CPUs is this process's share of the node in a data-parallel run (the node's CPUs / LOCAL_WORLD_SIZE, the
+    processes torchrun started on it), so the ranks' pools never oversubscribe the node."""
     if num_process is not None:
         return num_process
     from fe_core.util.devices import cpu_count, get_num_gpus  # pylint: disable=import-outside-toplevel
@@ -78,7 +80,12 @@ def resolve_num_process(num_process: Optional[int]) -> int:
         gpus = get_num_gpus()
     except Exception:  # pylint: disable=broad-except  # no driver answer: count the CPUs only
         gpus = 0
-    return min(cpu_count(), max(32, 32 * gpus))
+    try:
+        local_processes = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    except ValueError:
+        local_processes = 1
+    gpus = -(-gpus // local_processes)  # the GPUs this process drives
+    return min(max(1, cpu_count() // local_processes), max(32, 32 * gpus))
 
 
 def start_method() -> str:
@@ -100,6 +107,7 @@ def worker_copy(pipeline: Any) -> Any:
     """A shallow copy of `pipeline` for the workers: the same datasets and ops, no pool and no open contexts."""
     clone = copy.copy(pipeline)
     clone.__dict__.update({name: None for name in ("_worker_pool", "_active_context") if name in clone.__dict__})
+    clone.__dict__["_pool_held"] = False
     if "_bare_contexts" in clone.__dict__:
         clone._bare_contexts = []  # pylint: disable=protected-access
     clone.num_process = 0
@@ -107,10 +115,15 @@ def worker_copy(pipeline: Any) -> Any:
 
 
 def _build_runner(pipeline: Any, spec: Dict[str, Any]) -> TaskRunner:
+    """The epoch's task runner in a worker: the trainer's plan rebuilt from this worker's copy of the Pipeline, the
+    dataset's per-epoch index maps redrawn from the trainer's seed (`spec['reset_seed']`), the same kind of runner."""
     from fe_core.pipeline.loader import EpochLoader  # pylint: disable=import-outside-toplevel
+    from fe_core.pipeline._sample_epoch import reset_dataset  # pylint: disable=import-outside-toplevel
     plan = pipeline._plan(spec["mode"], spec["epoch"], spec["ds_id"], spec["output_keys"])  # pylint: disable=W0212
     plan.state["warmup"] = spec["warmup"]
-    return TaskRunner(EpochLoader(plan, shuffle=spec["shuffle"]), spec["key"], restore=False)
+    if spec.get("reset_seed") is not None:
+        reset_dataset(plan.dataset, spec["shuffle"], spec["reset_seed"])
+    return EpochLoader(plan, shuffle=spec["shuffle"]).make_runner(spec["key"], restore=False)
 
 
 def _portable(error: BaseException) -> Tuple[Optional[bytes], str, str, List[str], str, int]:
@@ -280,8 +293,7 @@ class WorkerPool:
         only on demand, so an epoch ends without computing tasks nobody uses.
         """
         plan = loader.plan
-        spec = {"mode": plan.mode, "epoch": plan.epoch, "ds_id": plan.ds_id, "output_keys": plan.output_keys,
-                "warmup": bool(plan.state.get("warmup")), "shuffle": loader.shuffle, "key": key}
+        spec = loader.worker_spec(key)
         workers = self.workers
         for worker in workers:
             worker.tasks.send(("epoch", spec))

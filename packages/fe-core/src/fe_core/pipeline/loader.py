@@ -20,9 +20,9 @@ batch of one shared sample order (`_sharded_batches`; the rules are in `fe_core.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
+import itertools
 import math
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
@@ -30,15 +30,15 @@ import numpy as np
 
 from fe_core.dataset.interleave_dataset import interleaved_steps
 from fe_core.distributed.communicator import Communicator, get_communicator
-from fe_core.distributed.sharding import (SharedRandom, check_batch_size, epoch_order_rng, global_batches,
-                                          rank_batches, rank_part)
+from fe_core.distributed.sharding import SharedRandom, check_batch_size, epoch_order_rng, global_batches, rank_part
 from fe_core.dataset.generator_dataset import GeneratorDataset
-from fe_core.dataset.numpy_dataset import NumpyDataset
+from fe_core.op.numpyop.remove_if import FilteredData
 from fe_core.op.numpyop.batch import collate_samples, stack_values
 from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.pipeline.position import PositionTracker
 from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
-from fe_core.pipeline._sample_epoch import UNBATCHED_TASK, TaskRunner, TaskStream, assemble
+from fe_core.pipeline._sample_epoch import (UNBATCHED_TASK, ItemRunner, TaskRunner, TaskStream, WholeBatchRunner,
+                                            assemble, assemble_items, check_epoch, reset_dataset)
 
 __all__ = ["EpochLoader", "dataset_keys"]
 
@@ -75,49 +75,28 @@ def _accepts_keys(get_batch: Callable[..., Any]) -> bool:
     return accepts
 
 
-class _IndexStream:
-    """Endless sample indices: one permutation (or arange) after another, each drawn only when it is reached."""
-
-    def __init__(self, size: int, shuffle: bool, rng: Any = np.random) -> None:
-        self.size = size
-        self.shuffle = shuffle
-        self.rng = rng
-        self.order = self._next_order()
-        self.position = 0
-
-    def _next_order(self) -> np.ndarray:
-        return self.rng.permutation(self.size) if self.shuffle else np.arange(self.size)
-
-    def take(self, count: int) -> np.ndarray:
-        end = self.position + count
-        if end <= self.size:
-            chunk = self.order[self.position:end]
-            self.position = end
-            return chunk
-        parts = [self.order[self.position:]]
-        remaining = count - len(parts[0])
-        while remaining > 0:
-            self.order = self._next_order()
-            part = self.order[:remaining]
-            parts.append(part)
-            remaining -= len(part)
-            self.position = len(part)
-        return np.concatenate(parts)
-
-    def batches(self, count: int) -> Iterator[np.ndarray]:
-        """Yield index arrays of `count` indices, endlessly."""
-        while True:
-            yield self.take(count)
-
-    def indices(self) -> Iterator[int]:
-        """Yield indices one at a time, endlessly."""
-        while True:
-            order = self.order[self.position:].tolist()
-            for index in order:
-                self.position += 1
-                yield index
-            self.order = self._next_order()
-            self.position = 0
+def _assemble_rank(plan: EpochPlan, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]],
+                   runner: Callable[[], TaskRunner], communicator: Communicator, steps: int
+                   ) -> Iterator[Dict[str, Any]]:
+    """This process's batches of a data-parallel epoch, one per task (its part of a global batch): samples an op
+    filters out make the part smaller; a part left empty, or a batch op filtering a part, is an error (the other
+    processes would wait for this one forever)."""
+    world, rank = communicator.world_size, communicator.rank
+    for step, (start, _, result) in enumerate(results):
+        if step >= steps:
+            return
+        if result[0] == "batch":
+            batch = result[2]
+        else:
+            _, _, samples, kept_indices = result[:4]
+            if not samples:
+                raise ValueError(f"Every sample of process {rank}'s batch in {plan.where()} was filtered out; in a "
+                                 f"run of {world} processes each process needs a sample every step")
+            batch = runner().finish(samples, kept_indices, start)
+        if isinstance(batch, FilteredData):
+            raise ValueError(f"A batch op filtered out a whole batch in {plan.where()}; in a run of {world} "
+                             f"processes every process must run every step")
+        yield batch
 
 
 class EpochLoader:
@@ -184,24 +163,165 @@ class EpochLoader:
             return iter(())
         plan.check_keys(dataset_keys(plan.dataset, plan.where()))
         communicator = get_communicator()
-        if communicator.world_size > 1:
-            return self._sharded_batches(communicator)  # it resets the dataset itself, from the shared random stream
-        if getattr(plan.dataset, "fe_batched", False):
-            batches = self._prebatched_batches()
-        elif (plan.batch_size is not None and not plan.sample_ops and plan.default_collation
-                and callable(getattr(plan.dataset, "get_batch", None)) and not self._batch_ops_to_workers()):
-            batches = self._whole_batches()
-        else:
-            batches = self._sample_batches()
-        reset = getattr(plan.dataset, "fe_reset_ds", None)
-        return self._after_reset(reset, batches) if callable(reset) else batches
+        if communicator.world_size > 1 and getattr(plan.dataset, "fe_batched", False):
+            return self._sharded_item_batches(communicator)
+        return self._task_batches(communicator)
 
-    def _after_reset(self, reset: Callable[..., None], batches: Iterator[Dict[str, Any]]
-                     ) -> Iterator[Dict[str, Any]]:
-        """Let the dataset re-draw its per-epoch index maps (BatchDataset, ExtendDataset) when the epoch starts,
-        after the position tracker recorded the random state, so a resumed epoch redraws the same maps."""
-        reset(self.shuffle)
-        yield from batches
+    # ------------------------------------------------------------------ the layers
+    def runner_kind(self) -> str:
+        """How a task is computed, from the plan alone: 'items' (a dataset of whole batches: one item per task),
+        'whole' (no op runs per sample, plain stacking and `get_batch`: one fancy-indexing call per task) or
+        'samples' (dataset access and per-sample ops sample by sample, then collation)."""
+        plan = self.plan
+        if getattr(plan.dataset, "fe_batched", False):
+            return "items"
+        if (plan.batch_size is not None and not plan.sample_ops and plan.default_collation
+                and callable(getattr(plan.dataset, "get_batch", None))):
+            return "whole"
+        return "samples"
+
+    def make_runner(self, key: int, restore: bool) -> TaskRunner:
+        """The task runner of this epoch (the same kind in the trainer and in every worker process)."""
+        kind = self.runner_kind()
+        if kind == "items":
+            return ItemRunner(self, key, restore)
+        if kind == "whole":
+            return WholeBatchRunner(self, key, restore)
+        return TaskRunner(self, key, restore)
+
+    def choose_executor(self, estimated_samples: int) -> Tuple[str, str]:
+        """Where this epoch's tasks run ('workers' or 'here') and why, decided from the plan: per-sample work (or a
+        batch op that works item by item, as ReadImage decoding file after file) of an epoch large enough goes to the
+        worker processes; vectorised whole batches stay here. The pool is only the executor of that decision (it
+        may still decline: num_process=0, or datasets that cannot reach spawned workers)."""
+        plan = self.plan
+        if self.pool is None:
+            return "here", "no worker pool for this loader (num_process=0, get_loader or get_num_steps)"
+        if self.timer is not None:
+            return "here", "a timed benchmark"
+        if isinstance(plan.dataset, GeneratorDataset):
+            return "here", "a GeneratorDataset is read in order"
+        if self.runner_kind() == "whole" and all(getattr(op, "batch_vectorised", True) for op in plan.batch_ops):
+            return "here", "whole batches with vectorised batch ops"
+        if not self.pool.wanted(self, estimated_samples):
+            return "here", "the epoch is too small for workers, or the pool declined"
+        return "workers", "per-sample work"
+
+    def _draw_epoch(self, rng: Any = np.random) -> Tuple[Optional[int], Optional[np.ndarray], int]:
+        """The epoch's random draws, the same whatever path or executor the epoch takes: a seed for the dataset's
+        per-epoch index maps (only when it has `fe_reset_ds`; the maps are then drawn here as a function of it), the
+        first pass's order (when shuffled and not a dataset of whole batches) and the epoch's key (every task's
+        seed, and later passes' orders, derive from it)."""
+        dataset = self.plan.dataset
+        reset_seed = None
+        if callable(getattr(dataset, "fe_reset_ds", None)):
+            reset_seed = int(rng.randint(0, 2 ** 31 - 1))
+            reset_dataset(dataset, self.shuffle, reset_seed)
+        first_order = None
+        if self.shuffle and not getattr(dataset, "fe_batched", False):
+            first_order = rng.permutation(len(dataset))
+        key = int(rng.randint(0, 2 ** 31 - 1))
+        return reset_seed, first_order, key
+
+    def _task_batches(self, communicator: Communicator) -> Iterator[Dict[str, Any]]:
+        """One epoch as tasks: draws, a task stream (this process's part of every global batch in a data-parallel
+        run), an executor (here or the worker pool) and the assembler of the run's filtering rules."""
+        plan = self.plan
+        world = communicator.world_size
+        if world > 1:
+            rng: Any = epoch_order_rng(communicator)  # the same draws on every process
+        else:
+            rng = np.random
+        reset_seed, first_order, key = self._draw_epoch(rng)
+        self.reset_seed = reset_seed
+        dataset = plan.dataset
+        size = len(dataset)
+        kind = self.runner_kind()
+        steps_per_epoch = self.steps_per_epoch
+        if world > 1:
+            tasks, limit = self._rank_tasks(communicator, first_order, key)
+        elif kind == "items":
+            tasks = ((position, np.array([position % size])) for position in itertools.count())
+            limit = size if steps_per_epoch is None else steps_per_epoch
+        else:
+            task_size = plan.batch_size or UNBATCHED_TASK
+            tasks = iter(TaskStream(size, first_order, self.shuffle, key, task_size,
+                                    one_pass=steps_per_epoch is None))
+            limit = size if steps_per_epoch is None else steps_per_epoch * task_size
+        local: List[TaskRunner] = []
+
+        def runner() -> TaskRunner:
+            if not local:
+                local.append(self.make_runner(key, restore=True))
+            return local[0]
+
+        def redo(start: int, indices: np.ndarray) -> Tuple[Any, ...]:
+            return runner().run(start, indices, False)
+
+        aligned = [True]  # whether tasks may still come back as whole batches
+        estimated = limit * (plan.batch_size or 1) if kind == "items" else limit
+        if world > 1:
+            estimated = estimated // world
+        executor, _ = self.choose_executor(estimated)
+        if executor == "workers":
+            previous = getattr(self.pool, "open_epoch", None)
+            if previous is not None:  # a loader abandoned mid-epoch: its tasks go before this epoch's are sent
+                previous.close()
+            results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]] = self.pool.run_epoch(
+                self, key, tasks, aligned, limit=limit)
+            self.pool.open_epoch = results
+        else:
+            results = ((start, indices, runner().run(start, indices, aligned[0])) for start, indices in tasks)
+        results = check_epoch(results, key, plan)
+        try:
+            if world > 1:
+                yield from _assemble_rank(plan, results, runner, communicator, self.rank_task_count)
+            elif kind == "items":
+                yield from assemble_items(plan, results, steps_per_epoch)
+            else:
+                yield from assemble(plan, results, runner, redo, steps_per_epoch, aligned)
+        finally:
+            results.close()  # type: ignore[attr-defined]
+            if executor == "workers" and getattr(self.pool, "open_epoch", None) is not None:
+                self.pool.open_epoch = None
+
+    def worker_spec(self, key: int) -> Dict[str, Any]:
+        """What a worker process needs to compute this epoch's tasks (it builds the same plan from its own copy of
+        the Pipeline, and draws the dataset's index maps from the same seed)."""
+        plan = self.plan
+        return {"mode": plan.mode, "epoch": plan.epoch, "ds_id": plan.ds_id, "output_keys": plan.output_keys,
+                "warmup": bool(plan.state.get("warmup")), "shuffle": self.shuffle, "key": key,
+                "reset_seed": getattr(self, "reset_seed", None)}
+
+    def _rank_tasks(self, communicator: Communicator, first_order: Optional[np.ndarray], key: int
+                    ) -> Tuple[Iterator[Tuple[int, np.ndarray]], int]:
+        """This process's part of every global batch, as tasks `(global position of its first sample, indices)`,
+        then endless empty tasks past the epoch's end (never computed); and the stream position where it ends."""
+        plan = self.plan
+        world, rank = communicator.world_size, communicator.rank
+        batch_size = plan.batch_size or world
+        size = len(plan.dataset)
+        if self.steps_per_epoch is None:
+            order = first_order if first_order is not None else np.arange(size)
+            cut = global_batches(order, batch_size, plan.drop_last, world, plan.where())
+            starts = np.concatenate([[0], np.cumsum([len(batch) for batch in cut])]).tolist()
+            global_tasks: List[Tuple[int, np.ndarray]] = list(zip(starts, cut))
+        else:
+            check_batch_size(batch_size, world, plan.where())
+            stream = iter(TaskStream(size, first_order, self.shuffle, key, batch_size, one_pass=False))
+            global_tasks = [next(stream) for _ in range(self.steps_per_epoch)]
+        limit = global_tasks[-1][0] + len(global_tasks[-1][1]) if global_tasks else 0
+
+        def tasks() -> Iterator[Tuple[int, np.ndarray]]:
+            for start, indices in global_tasks:
+                base, extra = divmod(len(indices), world)
+                offset = rank * base + min(rank, extra)
+                yield start + offset, rank_part(indices, world, rank)
+            for position in itertools.count(limit):
+                yield position, np.zeros((0,), dtype=np.int64)
+
+        self.rank_task_count = len(global_tasks)
+        return tasks(), limit
 
     # ------------------------------------------------------------------ helpers
     def _wrap(self, label: str, stage: str, function: Callable[..., Any], keys: Sequence[str] = ()) -> Callable:
@@ -229,226 +349,55 @@ class EpochLoader:
         return ValueError(f"The Pipeline filtered out {count} {what} in a row in {self.plan.where()} (RemoveIf or an "
                           f"op returning FilteredData); refusing to loop forever")
 
-    # ------------------------------------------------------------------ whole batches
-    def _whole_batches(self) -> Iterator[Dict[str, Any]]:
-        plan = self.plan
-        size, batch_size, steps_per_epoch = len(plan.dataset), plan.batch_size, self.steps_per_epoch
-        load_keys = None if plan.load_keys is None else sorted(plan.load_keys)
-        fetch = self._batch_fetcher(load_keys)
-        steps = self._compile(plan.batch_ops, batched=True)
-        state, output_keys = plan.state, plan.output_keys
-        if (not steps and load_keys is not None and output_keys is not None and output_keys.issuperset(load_keys)
-                and getattr(type(plan.dataset), "get_batch", None) is NumpyDataset.get_batch):
-            output_keys = None  # NumpyDataset fetches only the keys asked for, all wanted here: nothing to filter
-        # As FastEstimator counts an epoch: `target` samples (one pass, or steps_per_epoch x batch_size), counting
-        # those of batches a batch op removed without replacement; a batch removed with replacement is drawn again
-        # from the rest of the data (into the next pass), so the epoch keeps its length.
-        if steps_per_epoch is None:
-            target = size - size % batch_size if plan.drop_last else size
-        else:
-            target = steps_per_epoch * batch_size
-        stream = _IndexStream(size, self.shuffle)
-        counted = filtered = 0
-        while counted < target:
-            take = min(batch_size, target - counted)
-            batch = fetch(stream.take(take))
-            result = run_steps(batch, steps, state) if steps else None
-            if result is not None:
-                if not result.replacement:
-                    counted += take
-                    continue
-                filtered += 1
-                if filtered * batch_size > size + batch_size:
-                    raise self._too_many_filtered("batches", filtered)
-                continue
-            filtered = 0
-            yield batch if output_keys is None else {key: value for key, value in batch.items() if key in output_keys}
-            counted += take
-
-    # ------------------------------------------------------------------ per sample
-    def _sample_batches(self) -> Iterator[Dict[str, Any]]:
-        """Dataset access, per-sample ops, collation and batch ops, in tasks computed here or in the worker pool."""
-        plan = self.plan
-        size = len(plan.dataset)
-        first_order = np.random.permutation(size) if self.shuffle else None
-        key = int(np.random.randint(0, 2 ** 31 - 1))  # the epoch's random key: every task's seed derives from it
-        task_size = plan.batch_size or UNBATCHED_TASK
-        stream = TaskStream(size, first_order, self.shuffle, key, task_size, one_pass=self.steps_per_epoch is None)
-        local: List[TaskRunner] = []
-
-        def runner() -> TaskRunner:
-            if not local:
-                local.append(TaskRunner(self, key, restore=True))
-            return local[0]
-
-        def redo(start: int, indices: np.ndarray) -> Tuple[Any, ...]:
-            return runner().run(start, indices, False)
-
-        aligned = [True]  # whether tasks may still come back as whole batches
-        estimated = size if self.steps_per_epoch is None else self.steps_per_epoch * task_size
-        if self.pool is not None and self._workers_can_run() and self.pool.wanted(self, estimated):
-            results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]] = self.pool.run_epoch(
-                self, key, stream, aligned, limit=estimated)
-        else:
-            results = ((start, indices, runner().run(start, indices, aligned[0])) for start, indices in stream)
-        try:
-            yield from assemble(plan, results, runner, redo, self.steps_per_epoch, aligned)
-        finally:
-            results.close()  # type: ignore[attr-defined]
-
-    def _batch_ops_to_workers(self) -> bool:
-        """Whether an epoch that could take whole batches in this process should rather run in the worker processes:
-        when a batch op works item by item (`batch_vectorised = False`, as ReadImage decoding file after file) and the
-        workers will take the epoch."""
-        plan = self.plan
-        if self.pool is None or all(getattr(op, "batch_vectorised", True) for op in plan.batch_ops):
-            return False
-        size = len(plan.dataset)
-        estimated = size if self.steps_per_epoch is None else self.steps_per_epoch * (plan.batch_size or 1)
-        return self._workers_can_run() and self.pool.wanted(self, estimated)
-
-    def _workers_can_run(self) -> bool:
-        """Whether worker processes can compute this epoch: samples addressed by index, no per-epoch index maps."""
-        dataset = self.plan.dataset
-        return not isinstance(dataset, GeneratorDataset) and not callable(getattr(dataset, "fe_reset_ds", None))
-
-    # ------------------------------------------------------------------ data-parallel runs
-    def _sharded_batches(self, communicator: Communicator) -> Iterator[Dict[str, Any]]:
-        """This process's part of each global batch of the epoch's shared sample order.
-
-        Every process yields the same number of batches. Samples an op filters out make that process's batch smaller;
-        a batch op filtering a whole batch, or a process left with no sample for a step, is an error (the other
-        processes would wait for it forever).
-        """
-        plan = self.plan
-        dataset = plan.dataset
-        world, rank = communicator.world_size, communicator.rank
-        unbatched = plan.batch_size is None
-        batch_size = world if unbatched else plan.batch_size
-        rng = epoch_order_rng(communicator)  # the same order on every process
-        shared = SharedRandom(int(rng.randint(0, 2 ** 31 - 1)))
-        reset = getattr(dataset, "fe_reset_ds", None)
-        if callable(reset):
-            with shared:  # per-epoch index maps (ExtendDataset, BatchDataset): the same on every process
-                reset(self.shuffle)
-        if getattr(dataset, "fe_batched", False):
-            yield from self._prebatched_batches(shard=(communicator, shared))
-            return
-        size = len(dataset)
-        if self.steps_per_epoch is None:
-            order = rng.permutation(size) if self.shuffle else np.arange(size)
-            index_batches: Iterator[np.ndarray] = iter(global_batches(order, batch_size, plan.drop_last, world,
-                                                                      plan.where()))
-        else:
-            check_batch_size(batch_size, world, plan.where())
-            stream = _IndexStream(size, self.shuffle, rng).batches(batch_size)
-            index_batches = (next(stream) for _ in range(self.steps_per_epoch))
-        state = plan.state
-        batch_steps = self._compile(plan.batch_ops, batched=True)
-        whole = (not unbatched and not plan.sample_ops and plan.default_collation
-                 and callable(getattr(dataset, "get_batch", None)))
-        if whole:
-            fetch = self._batch_fetcher(None if plan.load_keys is None else sorted(plan.load_keys))
-        else:
-            getitem = self._wrap("<Fetch sample>", "sample", dataset.__getitem__)
-            sample_steps = self._compile(plan.sample_ops, batched=False)
-            collate = self._collator()
-        for indices in rank_batches(index_batches, world, rank):
-            if whole:
-                batch = fetch(indices)
-            else:
-                kept, kept_indices = [], []
-                for index in indices.tolist():
-                    sample = dict(getitem(index))
-                    if not sample_steps or run_steps(sample, sample_steps, state) is None:
-                        kept.append(sample)
-                        kept_indices.append(index)
-                if not kept:
-                    raise ValueError(f"Every sample of process {rank}'s batch in {plan.where()} was filtered out; in "
-                                     f"a run of {world} processes each process needs a sample every step")
-                batch = kept[0] if unbatched else collate(kept, kept_indices)
-            if batch_steps and run_steps(batch, batch_steps, state) is not None:
-                raise ValueError(f"A batch op filtered out a whole batch in {plan.where()}; in a run of {world} "
-                                 f"processes every process must run every step")
-            yield self._select(batch)
-
-    # ------------------------------------------------------------------ datasets of whole batches
-    def _prebatched_batches(self, shard: Optional[Tuple[Communicator, SharedRandom]] = None
-                            ) -> Iterator[Dict[str, Any]]:
-        """A dataset whose items are lists of samples (BatchDataset): per-sample ops on each, collate, batch ops.
-
-        As in FastEstimator, a sample an op filters out removes its whole batch (batches keep their sizes): with
-        replacement the next batch takes its place (the epoch goes on into the next pass), without it the epoch is one
-        batch shorter. An epoch is `len(dataset)` batches, or `steps_per_epoch`, counting the removed ones.
-
-        With `shard` (a data-parallel run), each item is a global batch drawn from the shared random stream, and this
-        process takes its part of it (there a filtered sample only leaves its process's part smaller).
-        """
+    # ------------------------------------------------------------------ datasets of whole batches, several processes
+    def _sharded_item_batches(self, communicator: Communicator) -> Iterator[Dict[str, Any]]:
+        """A dataset whose items are lists of samples (BatchDataset) in a data-parallel run: each item is a global
+        batch (index maps drawn from the shared random stream), and this process takes its part of it; a filtered
+        sample only leaves its part smaller, a part filtered out whole is an error. Computed in this process."""
         plan = self.plan
         dataset, steps_per_epoch = plan.dataset, self.steps_per_epoch
+        world, rank = communicator.world_size, communicator.rank
+        rng = epoch_order_rng(communicator)  # the same on every process
+        shared = SharedRandom(int(rng.randint(0, 2 ** 31 - 1)))
+        if callable(getattr(dataset, "fe_reset_ds", None)):
+            with shared:
+                reset_dataset(dataset, self.shuffle, int(np.random.randint(0, 2 ** 31 - 1)))
         size = len(dataset)
         sample_steps = self._compile(plan.sample_ops, batched=False)
         batch_steps = self._compile(plan.batch_ops, batched=True)
         boundary = plan.boundary_keys
         batch_op = plan.batch_op
-
-        def collate(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
-            if boundary is not None:
-                samples = [{key: value for key, value in sample.items() if key in boundary} for sample in samples]
-            return batch_op.collate(samples) if batch_op is not None else collate_samples(samples)
-
-        collate = self._wrap("<Collate>", "batch", collate)
         getitem = self._wrap("<Fetch batch>", "batch", dataset.__getitem__)
         state = plan.state
         target = size if steps_per_epoch is None else steps_per_epoch
-        counted = position = skipped = 0  # counted: batches yielded, and batches removed without replacement
-        while counted < target:
+        position = 0
+        for _ in range(target):
             if position == size:
-                if steps_per_epoch is None and shard is not None:
-                    return
-                reset = getattr(dataset, "fe_reset_ds", None)
-                if callable(reset):
-                    with shard[1] if shard is not None else contextlib.nullcontext():
-                        reset(self.shuffle)
+                if callable(getattr(dataset, "fe_reset_ds", None)):
+                    with shared:
+                        reset_dataset(dataset, self.shuffle, int(np.random.randint(0, 2 ** 31 - 1)))
                 position = 0
-            if shard is None:
+            with shared:
                 samples = getitem(position)
-            else:
-                with shard[1]:
-                    samples = getitem(position)
-                world, rank = shard[0].world_size, shard[0].rank
-                if len(samples) < world:
-                    raise ValueError(f"A batch of {len(samples)} samples from the dataset of whole batches in "
-                                     f"{plan.where()} cannot be split across {world} processes")
-                samples = [samples[index] for index in rank_part(np.arange(len(samples)), world, rank).tolist()]
             position += 1
+            if len(samples) < world:
+                raise ValueError(f"A batch of {len(samples)} samples from the dataset of whole batches in "
+                                 f"{plan.where()} cannot be split across {world} processes")
             kept = []
-            filtered = None
-            for sample in samples:
-                sample = dict(sample)
-                result = run_steps(sample, sample_steps, state) if sample_steps else None
-                if result is None:
+            for index in rank_part(np.arange(len(samples)), world, rank).tolist():
+                sample = dict(samples[index])
+                if not sample_steps or run_steps(sample, sample_steps, state) is None:
                     kept.append(sample)
-                elif shard is None:  # the whole batch goes
-                    filtered = result
-                    break
-            batch = collate(kept) if kept and filtered is None else None
-            if batch is not None and batch_steps:
-                filtered = run_steps(batch, batch_steps, state)
-            if batch is None or filtered is not None:
-                if shard is not None:
-                    raise ValueError(f"A whole batch was filtered out in {plan.where()}; in a run of "
-                                     f"{shard[0].world_size} processes every process must run every step")
-                if filtered is not None and not filtered.replacement:
-                    counted += 1
-                    continue
-                skipped += 1
-                if skipped > size:
-                    raise self._too_many_filtered("batches", skipped)
-                continue
-            skipped = 0
+            if not kept:
+                raise ValueError(f"A whole batch was filtered out in {plan.where()}; in a run of {world} processes "
+                                 f"every process must run every step")
+            if boundary is not None:
+                kept = [{key: value for key, value in sample.items() if key in boundary} for sample in kept]
+            batch = batch_op.collate(kept) if batch_op is not None else collate_samples(kept)
+            if batch_steps and run_steps(batch, batch_steps, state) is not None:
+                raise ValueError(f"A whole batch was filtered out in {plan.where()}; in a run of {world} processes "
+                                 f"every process must run every step")
             yield self._select(batch)
-            counted += 1
 
     # ------------------------------------------------------------------ interleaved datasets
     def _interleaved_batches(self) -> Iterator[Dict[str, Any]]:

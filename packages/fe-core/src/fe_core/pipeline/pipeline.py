@@ -83,6 +83,8 @@ class _PipelineContext:
         if self.pipeline._active_context is self:
             self.pipeline._active_context = None
         self.tracker.active = None
+        if not self.pipeline._pool_held:  # a bare loader: its workers stop with its context
+            self.pipeline.close()
 
 
 class _BatchedItems:
@@ -237,7 +239,8 @@ class Pipeline:
         self._check_framework_sources(batch_size, ops, num_process)
         self._check_batch_ops()
         self._position = PositionTracker()
-        self._worker_pool: Any = None  # open during fit/test (see `workers`)
+        self._worker_pool: Any = None  # the worker processes' pool, made by the first loader that may use it
+        self._pool_held = False  # inside `workers()`: the pool lives until the block ends, not each loader
         self._active_context: Optional[_PipelineContext] = None  # the loader context now entered, if any
         self._bare_contexts: List[_PipelineContext] = []  # contexts entered by `with pipeline as loader`
         # What `with pipeline as loader` uses: the last `pipeline(...)` call's settings (FastEstimator's defaults first)
@@ -483,8 +486,7 @@ class Pipeline:
             for each in [plan] + list(plan.sub_plans or ()):
                 each.state["warmup"] = True
         loader = EpochLoader(plan, shuffle=mode == "train" if shuffle is None else bool(shuffle),
-                             steps_per_epoch=steps_per_epoch, tracker=self._position,
-                             pool=getattr(self, "_worker_pool", None))
+                             steps_per_epoch=steps_per_epoch, tracker=self._position, pool=self._pool())
         return _PipelineContext(self, loader, self._position)
 
     def __enter__(self) -> EpochLoader:
@@ -529,12 +531,36 @@ class Pipeline:
         return EpochLoader(self._plan(mode, epoch, ds_id, None), shuffle=mode == "train" if shuffle is None
                            else bool(shuffle))
 
+    def _pool(self) -> Any:
+        """The Pipeline's worker pool (made here, its processes started by the first epoch that uses them), or None
+        with num_process=0."""
+        if self.num_process == 0:
+            return None
+        if self._worker_pool is None:
+            from fe_core.pipeline._workers import WorkerPool  # pylint: disable=import-outside-toplevel
+            self._worker_pool = WorkerPool(self, self.num_process)
+        return self._worker_pool
+
+    def close(self) -> None:
+        """Stop the worker processes (if any run) and remove their shared-memory files. The next epoch that needs
+        workers starts new ones. The end of `workers()`, the end of a bare `with pipeline(...)` context and a
+        finalizer (the Pipeline garbage-collected, or the interpreter exiting) call it too."""
+        pool, self._worker_pool = self._worker_pool, None
+        if pool is None:
+            return
+        epoch = getattr(pool, "open_epoch", None)
+        if epoch is not None:  # an epoch abandoned mid-way: stop reading it first
+            pool.open_epoch = None
+            epoch.close()
+        pool.close()
+
     @contextlib.contextmanager
     def workers(self) -> Iterator[None]:
         """Keep worker processes (`num_process`) for the epochs iterated inside this block; stop them at its end.
 
         `Estimator.fit` and `test` open this block around the whole run, so workers start once per run, at the first
-        epoch that uses them. Outside such a block every epoch runs in this process.
+        epoch that uses them. Outside such a block each loader context (`with pipeline(...) as loader`) starts its
+        own workers when its epoch is large enough, and stops them when it ends.
 
         Example:
             >>> # with pipeline.workers():
@@ -542,16 +568,15 @@ class Pipeline:
             >>> #         with pipeline(mode="train", epoch=epoch) as loader:
             >>> #             for batch in loader: ...
         """
-        if getattr(self, "_worker_pool", None) is not None or self.num_process == 0:
+        if self._pool_held or self.num_process == 0:
             yield
             return
-        from fe_core.pipeline._workers import WorkerPool  # pylint: disable=import-outside-toplevel
-        self._worker_pool = WorkerPool(self, self.num_process)
+        self._pool_held = True
         try:
             yield
         finally:
-            pool, self._worker_pool = self._worker_pool, None
-            pool.close()
+            self._pool_held = False
+            self.close()
 
     # ------------------------------------------------------------------ checkpoints
     def get_state(self) -> Dict[str, Any]:
@@ -619,7 +644,9 @@ class Pipeline:
                     break
         else:
             backend = public_backend()
-            with self(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=shuffle, steps_per_epoch=None) as loader:
+            context = self(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=shuffle, steps_per_epoch=None)
+            context.loader.pool = None  # a few batches: computed here, never worth starting processes
+            with context as loader:
                 for batch in loader:
                     results.append(to_public(batch, backend))
                     if len(results) >= num_steps:

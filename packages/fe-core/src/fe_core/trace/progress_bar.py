@@ -100,7 +100,11 @@ class _TqdmBar:
         # a fixed bar width: the same on every line, whatever the text after it; the text is fitted to the terminal
         self.narrow = self.columns < 80  # no time-remaining estimate: room for the step and the losses
         bar_format = (self.FORMAT_NARROW if self.narrow else self.FORMAT).replace("WIDTH", str(self.width))
+        # A terminal that reports no size (0 rows: some ptys, IDE consoles, `docker exec`) makes tqdm hide the bar
+        # but still end it with a newline: a blank line before each epoch's Train and Eval line. Draw it as on a
+        # terminal of the usual height instead.
         self.bar = tqdm(total=total, desc=desc, file=file, leave=True, ncols=self.columns, mininterval=0.1,
+                        nrows=shutil.get_terminal_size((80, 24)).lines or 24,
                         bar_format=bar_format if total else self.FORMAT_NO_TOTAL)
 
     def room(self) -> int:
