@@ -6,8 +6,12 @@ into a fresh file in shared memory (`/dev/shm` on Linux, the temporary directory
 the small pickle. `decode` maps that file, unlinks it at once, and unpickles with buffers that are slices of the
 mapping: the arrays the trainer gets are backed by the shared memory itself (no copy), and the memory is returned when
 the last array that uses it is freed. A file per message means no buffer is ever reused while user code may still
-hold a batch. Disk space is reserved before writing (`posix_fallocate`), so a full `/dev/shm` (small in containers)
-falls back to an in-band pickle instead of failing with SIGBUS.
+hold a batch.
+
+The buffers are written with `pwrite` straight from the arrays into the file: one copy, no zero-filled reservation
+first (`posix_fallocate` on tmpfs clears every page before the copy overwrites it) and no page faults of a writable
+mapping in the sender. A full `/dev/shm` (small in containers) answers the write with ENOSPC, and the message falls
+back to an in-band pickle; the reader maps only files written in full, so it never meets SIGBUS.
 """
 from __future__ import annotations
 
@@ -30,16 +34,15 @@ def shared_directory() -> str:
     return tempfile.gettempdir()
 
 
-def _reserve(fd: int, size: int) -> bool:
-    fallocate = getattr(os, "posix_fallocate", None)
-    try:
-        if fallocate is not None:
-            fallocate(fd, 0, size)
-        else:
-            os.ftruncate(fd, size)
-        return True
-    except OSError:
-        return False
+def _write_all(fd: int, raws: Sequence[memoryview], spans: Sequence[Tuple[int, int]], total: int) -> None:
+    """Write each buffer at its offset (pwrite may write less than asked: go on until all is written)."""
+    for (offset, length), raw in zip(spans, raws):
+        view = raw.cast("B") if raw.format != "B" or raw.ndim != 1 else raw
+        written = 0
+        while written < length:
+            written += os.pwrite(fd, view[written:], offset + written)
+    if spans and spans[-1][0] + spans[-1][1] < total:
+        os.ftruncate(fd, total)  # the alignment padding after the last buffer
 
 
 def encode(value: Any, directory: str, name: str, threshold: int) -> Message:
@@ -60,16 +63,17 @@ def encode(value: Any, directory: str, name: str, threshold: int) -> Message:
         total += (raw.nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
     if total >= threshold > 0:
         path = os.path.join(directory, name)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            if _reserve(fd, total):
-                with mmap.mmap(fd, total) as mapped:
-                    for (offset, length), raw in zip(spans, raws):
-                        mapped[offset:offset + length] = raw
-                return data, name, spans
-        finally:
+            _write_all(fd, raws, spans, total)
+            return data, name, spans
+        except OSError:
             os.close(fd)
-        os.unlink(path)  # no room in shared memory: send it through the pipe instead
+            fd = -1
+            os.unlink(path)  # no room in shared memory: send it through the pipe instead
+        finally:
+            if fd >= 0:
+                os.close(fd)
     return pickle.dumps(value, protocol=5), None, None
 
 

@@ -16,20 +16,26 @@ and each worker runs OpenCV on its one thread rather than starting a pool of its
 missing, `spawn`: the Pipeline's datasets and ops are pickled once per worker; if they cannot be (a lambda), a warning
 names the object and the epoch runs in the training process. `FE_PIPELINE_START_METHOD` overrides the choice.
 
-Order and flow. Task `k` of an epoch goes to worker `k % n` and results are read back in task order, so batches come
-in order; at most `prefetch` tasks per worker are in flight (a bounded prefetch). Results travel through
-`fe_core.pipeline._transport` (arrays in shared memory, mapped by the trainer without a copy).
+Order and flow. Each task goes to the worker with the fewest unanswered tasks (at most `PREFETCH`: one computing, one
+queued), results are read from whichever worker answers and yielded in task order from a reorder buffer, and up to
+`WINDOW` tasks per worker (fewer for large results: `FE_PIPELINE_PREFETCH_BYTES`) run ahead of the one the trainer
+waits for, so one slow task does not idle the other workers (a bounded prefetch). Which worker computed a task never
+changes its result: its randomness is seeded by (run seed, epoch, position). Results travel through
+`fe_core.pipeline._transport` (arrays in shared memory, mapped by the trainer without a copy) tagged with their
+epoch, so the results of an epoch abandoned early (a `break`) are dropped as they arrive, without waiting for them.
+`WorkerPool.stats()` reports each worker's tasks, computing time and idle time.
 
 Faults. An exception in a worker is re-raised in the trainer as the same exception (or a `PipelineWorkerError` when
 it cannot be pickled) with the same notes the in-process path adds (op, keys, mode, epoch, ds_id, sample index), plus
 which worker raised it and its traceback. A worker that dies (killed by the OS when memory runs out) is reported with
 its signal, never waited on forever. Workers ignore Ctrl-C (the trainer stops them), notice within half a second when
 the trainer is gone (its pid changes from theirs' parent), and remove their unread shared-memory files on the way out;
-the trainer removes any left when it closes the pool.
+the trainer removes any left when it closes the pool. Files the trainer writes for a worker's tasks (large index
+lists) carry that worker's name, so the worker removes them too when the trainer is killed. A finalizer closes a
+pool that is garbage-collected or left open at exit.
 """
 from __future__ import annotations
 
-import collections
 import copy
 import itertools
 import os
@@ -37,11 +43,13 @@ import pickle
 import secrets
 import signal
 import sys
+import time
 import traceback
 import warnings
+import weakref
 from multiprocessing import get_context
 from multiprocessing.connection import wait
-from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from fe_core.pipeline._sample_epoch import TaskRunner, TaskStream
 from fe_core.pipeline._transport import decode, discard, encode, remove_files, shared_directory
@@ -50,7 +58,9 @@ from fe_core.pipeline.op_runner import add_note
 __all__ = ["WorkerPool", "PipelineWorkerError", "resolve_num_process", "start_method", "MIN_WORKER_SAMPLES"]
 
 MIN_WORKER_SAMPLES = 1024  # epochs with fewer samples run in the trainer (FE_PIPELINE_MIN_WORKER_SAMPLES overrides)
-PREFETCH = 2  # tasks in flight per worker
+PREFETCH = 2  # unanswered tasks per worker, at most: one computing, one waiting in its pipe
+WINDOW = 4  # tasks dispatched and not yet yielded, per worker (results wait in a reorder buffer)
+PREFETCH_BYTES = 512 * 1024 * 1024  # the most bytes of results waiting (FE_PIPELINE_PREFETCH_BYTES overrides)
 _RESULT_THRESHOLD = 64 * 1024  # results whose arrays total this many bytes go through shared memory
 _TASK_THRESHOLD = 8 * 1024  # task messages stay far below a pipe's buffer, so sending one never blocks
 _POLL = 0.5
@@ -138,13 +148,18 @@ def _portable(error: BaseException) -> Tuple[Optional[bytes], str, str, List[str
 
 def _worker_main(index: int, pipeline: Any, tasks: Any, results: Any, parent: int,
                  inherited: List[Any], directory: str, prefix: str) -> None:
-    """A worker's loop: build each epoch's runner, compute tasks, send results; leave when told or orphaned."""
+    """A worker's loop: build each epoch's runner, compute tasks, send results; leave when told or orphaned.
+
+    Every result goes back as `(epoch id, task id, seconds spent on the task, encoded reply)`; the trainer drops the
+    results of an epoch it abandoned by their epoch id.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the trainer stops us
     for connection in inherited:  # other workers' pipe ends, so that their EOFs are not held open here
         connection.close()
     runner: Optional[TaskRunner] = None
     build_error: Optional[BaseException] = None
     sequence = itertools.count()
+    clock = time.perf_counter
     try:
         while True:
             if not tasks.poll(_POLL):
@@ -160,12 +175,13 @@ def _worker_main(index: int, pipeline: Any, tasks: Any, results: Any, parent: in
                 except Exception as error:  # pylint: disable=broad-except  # reported with the first task
                     runner, build_error = None, error
                 continue
-            _, task_id, payload = message
+            began = clock()
+            _, epoch_id, task_id, payload = message
             start, indices, want_batch = decode(payload, directory)
             try:
                 if runner is None:
                     raise build_error or RuntimeError("no epoch was started in this Pipeline worker")
-                reply: Tuple[Any, ...] = ("ok", task_id, runner.run(start, indices, want_batch))
+                reply: Tuple[Any, ...] = ("ok", runner.run(start, indices, want_batch))
                 name = f"{prefix}{index}-{next(sequence)}"
                 try:
                     encoded = encode(reply, directory, name, _RESULT_THRESHOLD)
@@ -174,22 +190,55 @@ def _worker_main(index: int, pipeline: Any, tasks: Any, results: Any, parent: in
                                     f"({type(error).__name__}: {error}); every value the per-sample ops produce must "
                                     f"be picklable (or use Pipeline(num_process=0))") from error
             except Exception as error:  # pylint: disable=broad-except
-                encoded = encode(("error", task_id, _portable(error)), directory, f"{prefix}{index}-e", 0)
-            results.send(encoded)
+                encoded = encode(("error", _portable(error)), directory, f"{prefix}{index}-e", 0)
+            results.send((epoch_id, task_id, clock() - began, encoded))
     except (EOFError, OSError):  # the trainer is gone
         return
     finally:
-        remove_files(directory, f"{prefix}{index}-")
+        remove_files(directory, f"{prefix}{index}-")  # results nobody read, and task files the trainer wrote for us
 
 
 # ---------------------------------------------------------------------------------------------------------- trainer
 class _Worker:
-    def __init__(self, process: Any, tasks: Any, results: Any) -> None:
-        self.process, self.tasks, self.results = process, tasks, results
+    def __init__(self, index: int, process: Any, tasks: Any, results: Any) -> None:
+        self.index, self.process, self.tasks, self.results = index, process, tasks, results
+        self.outstanding = 0  # tasks sent and not answered yet (of any epoch)
+        self.busy = 0.0  # seconds spent computing tasks, as the worker measured them
+        self.done = 0  # tasks answered
+
+
+def _stop_workers(workers: List[_Worker], directory: str, prefix: str, owner: int) -> None:
+    """Stop the workers (asking first, then terminating) and remove the pool's shared-memory files.
+
+    The pool's `close` and its finalizer (the pool garbage-collected, or the interpreter exiting) both call this; it
+    does nothing in another process (a forked worker holds a copy of the pool it must not act on)."""
+    if os.getpid() != owner:
+        return
+    stopping = list(workers)
+    workers.clear()
+    for worker in stopping:
+        try:
+            worker.tasks.send(("stop",))
+        except (OSError, ValueError):
+            pass
+    for worker in stopping:
+        worker.process.join(timeout=2.0)
+        if worker.process.is_alive():
+            worker.process.terminate()
+            worker.process.join(timeout=1.0)
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join(timeout=1.0)
+        for connection in (worker.tasks, worker.results):
+            connection.close()
+    remove_files(directory, prefix)
 
 
 class WorkerPool:
     """The Pipeline's worker processes for one `fit` / `test` (started lazily, at the first epoch that uses them).
+
+    A finalizer stops the workers and removes the pool's shared-memory files when the pool is garbage-collected or the
+    interpreter exits without `close()`.
 
     Args:
         pipeline: The Pipeline (its `data`, `batch_size` and `ops` are what the workers compute with).
@@ -205,6 +254,9 @@ class WorkerPool:
         self.prefix = f"fe-pipeline-{os.getpid()}-{secrets.token_hex(3)}-"
         self.method = start_method()
         self.epoch_ids = itertools.count()
+        self.epoch_seconds = 0.0  # wall time inside run_epoch (from its start to its end or abandonment)
+        self.result_bytes = 0  # the largest task result seen (sizes the prefetch window)
+        self._finalizer: Optional[weakref.finalize] = None
 
     # ------------------------------------------------------------------ which epochs
     def wanted(self, loader: Any, estimated_samples: int) -> bool:
@@ -232,6 +284,9 @@ class WorkerPool:
                 return
         context = get_context(self.method)
         trainer_ends: List[Any] = []
+        workers: List[_Worker] = []
+        self.workers = workers
+        self._finalizer = weakref.finalize(self, _stop_workers, workers, self.directory, self.prefix, os.getpid())
         cv2 = sys.modules.get("cv2") if self.method == "fork" else None
         cv2_threads = cv2.getNumThreads() if cv2 is not None else None
         if cv2 is not None:
@@ -252,7 +307,7 @@ class WorkerPool:
                 task_read.close()
                 result_write.close()
                 trainer_ends += [task_write, result_read]
-                self.workers.append(_Worker(process, task_write, result_read))
+                workers.append(_Worker(index, process, task_write, result_read))
         except BaseException:
             self.close()
             raise
@@ -262,35 +317,47 @@ class WorkerPool:
 
     def close(self) -> None:
         """Stop the workers (asking first, then terminating) and remove any shared-memory files left."""
-        workers, self.workers = self.workers, []
-        for worker in workers:
-            try:
-                worker.tasks.send(("stop",))
-            except (OSError, ValueError):
-                pass
-        for worker in workers:
-            worker.process.join(timeout=2.0)
-            if worker.process.is_alive():
-                worker.process.terminate()
-                worker.process.join(timeout=1.0)
-            if worker.process.is_alive():
-                worker.process.kill()
-                worker.process.join(timeout=1.0)
-            for connection in (worker.tasks, worker.results):
-                connection.close()
+        self.workers = []
+        finalizer, self._finalizer = self._finalizer, None
+        if finalizer is not None:
+            finalizer()  # runs _stop_workers once; a finalizer already run does nothing
         remove_files(self.directory, self.prefix)
 
     def pids(self) -> List[int]:
         """The worker processes' ids (for tests and diagnostics)."""
         return [worker.process.pid for worker in self.workers]
 
+    def stats(self) -> Dict[str, Any]:
+        """What the workers did since they started: per worker its pid, tasks answered, seconds computing them and
+        seconds idle during epochs (the wall time spent in epochs less its computing time), and the epochs' wall time.
+        """
+        seconds = self.epoch_seconds
+        return {"epoch_seconds": seconds,
+                "workers": [{"pid": worker.process.pid, "tasks": worker.done, "busy_seconds": worker.busy,
+                             "idle_seconds": max(0.0, seconds - worker.busy)} for worker in self.workers]}
+
     # ------------------------------------------------------------------ one epoch
+    def _window(self) -> int:
+        """Tasks dispatched and not yet yielded, at most: WINDOW tasks per worker, fewer when the results are large
+        (FE_PIPELINE_PREFETCH_BYTES bounds the bytes waiting in shared memory), never fewer than one per worker."""
+        count = len(self.workers)
+        tasks = WINDOW * count
+        if self.result_bytes:
+            value = os.environ.get("FE_PIPELINE_PREFETCH_BYTES")
+            budget = int(value) if value else PREFETCH_BYTES
+            tasks = min(tasks, max(count, budget // self.result_bytes))
+        return tasks
+
     def run_epoch(self, loader: Any, key: int, stream: TaskStream, aligned: List[bool], limit: int
                   ) -> Iterator[Tuple[int, Any, Tuple[Any, ...]]]:
         """Compute `stream`'s tasks in the workers; yield `(start, indices, result)` in task order.
 
-        Tasks are prefetched up to stream position `limit` (the epoch's end when nothing is filtered out); beyond it
-        only on demand, so an epoch ends without computing tasks nobody uses.
+        Tasks go to whichever worker has the fewest unanswered (at most PREFETCH each), results are read from any
+        worker as they come and put back in task order (a reorder buffer), and up to `_window()` tasks are ahead of
+        the one the trainer waits for: a worker slow on one task does not leave the others idle. Tasks are prefetched
+        up to stream position `limit` (the epoch's end when nothing is filtered out); beyond it only on demand, so an
+        epoch ends without computing tasks nobody uses. An epoch abandoned early returns at once: its tasks still in
+        the workers are dropped by their epoch id when their results arrive.
         """
         plan = loader.plan
         spec = loader.worker_spec(key)
@@ -299,78 +366,84 @@ class WorkerPool:
             worker.tasks.send(("epoch", spec))
         tasks = iter(stream)
         upcoming = [next(tasks)]
-        in_flight: Deque[Tuple[int, _Worker, int, Any]] = collections.deque()
-        counter = itertools.count()
         epoch_id = next(self.epoch_ids)
-        capacity = PREFETCH * len(workers)
+        dispatched: Dict[int, Tuple[int, Any]] = {}  # task id -> (start, indices), until yielded
+        arrived: Dict[int, Tuple[_Worker, Any]] = {}  # task id -> (worker, encoded reply), until its turn
+        sent = head = 0
+        window = self._window()
+        began = time.perf_counter()
 
-        def dispatch() -> None:
+        def dispatch(worker: _Worker) -> None:
+            nonlocal sent
             start, indices = upcoming.pop()
             upcoming.append(next(tasks))
-            task_id = next(counter)
-            worker = workers[task_id % len(workers)]
-            payload = encode((start, indices, aligned[0]), self.directory, f"{self.prefix}t{epoch_id}-{task_id}",
-                             _TASK_THRESHOLD)
-            worker.tasks.send(("task", task_id, payload))
-            in_flight.append((task_id, worker, start, indices))
+            task_id, sent = sent, sent + 1
+            payload = encode((start, indices, aligned[0]), self.directory,
+                             f"{self.prefix}{worker.index}-t{epoch_id}-{task_id}", _TASK_THRESHOLD)
+            worker.tasks.send(("task", epoch_id, task_id, payload))
+            worker.outstanding += 1
+            dispatched[task_id] = (start, indices)
 
         def fill() -> None:
-            while len(in_flight) < capacity and (upcoming[0][0] < limit or not aligned[0]):
-                dispatch()
+            while sent - head < window and (upcoming[0][0] < limit or not aligned[0]):
+                worker = min(workers, key=lambda candidate: candidate.outstanding)
+                if worker.outstanding >= PREFETCH:
+                    return
+                dispatch(worker)
 
         try:
             fill()
             while True:
-                if not in_flight:
-                    dispatch()  # past the expected end: filtered samples need more
-                task_id, worker, start, indices = in_flight.popleft()
-                result = self._receive(worker, task_id, plan)
+                if head == sent:
+                    dispatch(min(workers, key=lambda candidate: candidate.outstanding))  # past the expected end
+                while head not in arrived:
+                    self._collect(epoch_id, arrived, plan)
+                    fill()
+                worker, encoded = arrived.pop(head)
+                start, indices = dispatched.pop(head)
+                head += 1
+                reply = decode(encoded, self.directory)
+                if reply[0] == "error":
+                    raise _rebuild(reply[1], worker.index)
                 fill()
-                yield start, indices, result
+                yield start, indices, reply[1]
         finally:
-            if in_flight:
-                self._drain(in_flight)
+            self.epoch_seconds += time.perf_counter() - began
+            for _, encoded in arrived.values():
+                discard(encoded, self.directory)
 
-    def _receive(self, worker: _Worker, task_id: int, plan: Any) -> Tuple[Any, ...]:
-        message = self._message(worker, plan)
-        reply = decode(message, self.directory)
-        if reply[1] != task_id:
-            raise PipelineWorkerError(f"Pipeline worker {self.workers.index(worker)} answered task {reply[1]} where "
-                                      f"task {task_id} was expected")
-        if reply[0] == "error":
-            raise _rebuild(reply[2], self.workers.index(worker))
-        return reply[2]
-
-    def _message(self, worker: _Worker, plan: Any, timeout: Optional[float] = None) -> Any:
-        connection, process = worker.results, worker.process
-        waited = 0.0
-        while True:
-            if connection.poll():
-                try:
-                    return connection.recv()
-                except EOFError:
-                    break
-            ready = wait([connection, process.sentinel], timeout=_POLL)
-            if not ready:
-                waited += _POLL
-                if timeout is not None and waited >= timeout:
-                    raise TimeoutError("a Pipeline worker did not answer")
+    def _collect(self, epoch_id: int, arrived: Dict[int, Tuple[_Worker, Any]], plan: Any) -> None:
+        """Wait for results from any worker with tasks out; file this epoch's, drop an abandoned epoch's."""
+        waiting = [worker for worker in self.workers if worker.outstanding]
+        if not waiting:
+            raise PipelineWorkerError("the Pipeline's worker pool waited for a result with no task out")
+        ready = set(wait([worker.results for worker in waiting] + [worker.process.sentinel for worker in waiting],
+                         timeout=_POLL))
+        for worker in waiting:
+            if worker.results not in ready and worker.process.sentinel not in ready:
                 continue
-            if connection not in ready and not connection.poll():
-                break  # the process ended and left nothing to read
-        process.join(timeout=1.0)
-        index = self.workers.index(worker) if worker in self.workers else -1
-        raise PipelineWorkerError(_death_message(index, process, plan))
-
-    def _drain(self, in_flight: Deque[Tuple[int, _Worker, int, Any]]) -> None:
-        """Read and drop the results of tasks dispatched ahead that nobody will use (so the next epoch starts clean)."""
-        while in_flight:
-            _, worker, _, _ = in_flight.popleft()
-            try:
-                discard(self._message(worker, None, timeout=10.0), self.directory)
-            except BaseException:  # pylint: disable=broad-except  # a dead or stuck worker: start afresh later
-                self.close()
-                return
+            if worker.results in ready or worker.results.poll():
+                try:
+                    message = worker.results.recv()
+                except (EOFError, OSError):
+                    message = None
+                if message is not None:
+                    worker.outstanding -= 1
+                    task_epoch, task_id, seconds, encoded = message
+                    worker.busy += seconds
+                    worker.done += 1
+                    if task_epoch != epoch_id:
+                        discard(encoded, self.directory)
+                    else:
+                        size = len(encoded[0]) + sum(length for _, length in encoded[2] or ())
+                        self.result_bytes = max(self.result_bytes, size)
+                        arrived[task_id] = (worker, encoded)
+                    continue
+            # the process ended and left nothing to read
+            worker.process.join(timeout=1.0)
+            error = PipelineWorkerError(_death_message(worker.index, worker.process, plan))
+            self.close()  # the next epoch that wants workers starts a fresh pool
+            raise error
 
 
 def _death_message(index: int, process: Any, plan: Any) -> str:

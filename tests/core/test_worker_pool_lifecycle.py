@@ -1,0 +1,199 @@
+"""The Pipeline's worker pool: a slow task does not idle the other workers, an abandoned epoch does not wait for (or
+kill) a slow but healthy pool, a pool nobody closed is stopped by its finalizer, and the files the trainer writes for
+tasks do not outlive a trainer killed with SIGKILL."""
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from fe_core.dataset import NumpyDataset
+from fe_core.op.numpyop import NumpyOp
+from fe_core.pipeline import Pipeline
+from fe_core.pipeline._transport import shared_directory
+from fe_core.pipeline._workers import WorkerPool
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to see the workers")
+
+
+@pytest.fixture(autouse=True)
+def workers_for_small_epochs(monkeypatch):
+    monkeypatch.setenv("FE_PIPELINE_MIN_WORKER_SAMPLES", "0")
+
+
+class SlowOn(NumpyOp):
+    """Sleeps `seconds` on samples whose value is in `slow` (the first column of x is the sample's index)."""
+
+    def __init__(self, slow, seconds, **kwargs):
+        super().__init__(**kwargs)
+        self.slow, self.seconds = set(slow), seconds
+
+    def forward(self, data, state):
+        if int(data[0]) in self.slow:
+            time.sleep(self.seconds)
+        return data * 2
+
+
+def indexed(count: int) -> NumpyDataset:
+    return NumpyDataset({"x": np.repeat(np.arange(count, dtype=np.float32)[:, None], 4, axis=1)})
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stream:
+            return stream.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _files(prefix: str):
+    return [name for name in os.listdir(shared_directory()) if name.startswith(prefix)]
+
+
+def test_a_slow_task_does_not_leave_the_other_workers_idle():
+    pipeline = Pipeline(train_data=indexed(64), batch_size=4, num_process=2,
+                        ops=[SlowOn(slow=[0], seconds=1.0, inputs="x", outputs="x")])
+    with pipeline.workers():
+        with pipeline(mode="train", epoch=1, shuffle=False) as loader:
+            batches = [batch["x"][:, 0] for batch in loader]
+            stats = pipeline._worker_pool.stats()  # pylint: disable=protected-access
+    np.testing.assert_array_equal(np.concatenate(batches), np.arange(64) * 2)
+    # While one worker spends a second on the first task, the other goes on with the next tasks (task k to worker
+    # k % 2, two in flight each, gave it 2); the whole epoch's other 15 tasks fit in the time
+    done = sorted(worker["tasks"] for worker in stats["workers"])
+    assert done[1] >= 8, stats
+    assert all(worker["idle_seconds"] >= 0 and worker["busy_seconds"] > 0 for worker in stats["workers"])
+
+
+def test_an_abandoned_epoch_returns_at_once_and_the_slow_pool_keeps_its_workers():
+    slow = [index for index in range(256) if index % 4 == 0]  # every task takes 0.6 s
+    pipeline = Pipeline(train_data=indexed(256), batch_size=4, num_process=2,
+                        ops=[SlowOn(slow=slow, seconds=0.6, inputs="x", outputs="x")])
+    with pipeline.workers():
+        with pipeline(mode="train", epoch=1, shuffle=False) as loader:
+            iterator = iter(loader)
+            first = next(iterator)
+            pids = pipeline._worker_pool.pids()  # pylint: disable=protected-access
+            began = time.perf_counter()
+            iterator.close()  # tasks worth seconds are still out in the workers
+            closed_in = time.perf_counter() - began
+        assert closed_in < 0.5
+        pipeline.ops[0].slow = set()  # the workers keep their copy: their tasks stay slow, the pool must wait
+        with pipeline(mode="train", epoch=1, shuffle=False) as loader:
+            iterator = iter(loader)
+            again = next(iterator)
+            assert pipeline._worker_pool.pids() == pids  # pylint: disable=protected-access
+            iterator.close()
+    np.testing.assert_array_equal(first["x"], again["x"])
+    assert not [pid for pid in pids if _running(pid)]
+
+
+def test_a_pool_nobody_closed_is_stopped_by_its_finalizer():
+    pipeline = Pipeline(train_data=indexed(64), batch_size=4, num_process=2, ops=[])
+    pool = WorkerPool(pipeline, 2)
+    pool._start()  # pylint: disable=protected-access
+    pids, prefix = pool.pids(), pool.prefix
+    assert len(pids) == 2 and all(_running(pid) for pid in pids)
+    del pool
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_running(pid) for pid in pids):
+        time.sleep(0.05)
+    assert not [pid for pid in pids if _running(pid)]
+    assert not _files(prefix)
+
+
+EXIT_SCRIPT = textwrap.dedent("""
+    import time
+    import numpy as np
+    from fe_core.dataset import NumpyDataset
+    from fe_core.op.numpyop import NumpyOp
+    from fe_core.pipeline import Pipeline
+    from fe_core.pipeline._workers import WorkerPool
+
+    class Slow(NumpyOp):
+        def forward(self, data, state):
+            time.sleep(0.002)
+            return data + 1
+
+    pipeline = Pipeline(train_data=NumpyDataset({"x": np.zeros((2000, 32, 32), np.float32)}), batch_size=32,
+                        ops=[Slow(inputs="x", outputs="x")], num_process=2)
+    pipeline._worker_pool = pool = WorkerPool(pipeline, 2)  # opened, and never closed
+    with pipeline(mode="train", epoch=1) as loader:
+        next(iter(loader))
+    print(pool.prefix, *pool.pids(), flush=True)
+    time.sleep(0.3)  # the results of the tasks still out arrive in shared memory
+""")
+
+
+def test_a_pool_left_open_at_exit_leaves_no_process_or_shared_memory():
+    env = dict(os.environ, FE_PIPELINE_MIN_WORKER_SAMPLES="0", OMP_NUM_THREADS="1")
+    result = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    prefix, *pids = result.stdout.split()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_running(int(pid)) for pid in pids):
+        time.sleep(0.05)
+    assert not [pid for pid in pids if _running(int(pid))]
+    assert not _files(prefix)
+
+
+SCRIPT = textwrap.dedent("""
+    import time
+    import numpy as np
+    from fe_core.dataset import NumpyDataset
+    from fe_core.op.numpyop import NumpyOp
+    from fe_core.pipeline import Pipeline
+
+    class Slow(NumpyOp):
+        def forward(self, data, state):
+            time.sleep(0.0005)
+            return data
+
+    # 2048 indices per task: each task's index list goes through a shared-memory file the trainer writes
+    pipeline = Pipeline(train_data=NumpyDataset({"x": np.zeros((20000, 2), np.float32)}), batch_size=2048,
+                        ops=[Slow(inputs="x", outputs="x")], num_process=2)
+    with pipeline.workers():
+        with pipeline(mode="train", epoch=1) as loader:
+            iterator = iter(loader)
+            next(iterator)
+            pool = pipeline._worker_pool
+            print(pool.prefix, *pool.pids(), flush=True)
+            time.sleep(60)
+""")
+
+
+def test_task_files_the_trainer_wrote_do_not_outlive_a_killed_trainer():
+    env = dict(os.environ, FE_PIPELINE_MIN_WORKER_SAMPLES="0", OMP_NUM_THREADS="1")
+    trainer = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env)
+    workers = []
+    try:
+        line = trainer.stdout.readline().split()
+        assert line, trainer.stderr.read()
+        prefix, workers = line[0], [int(pid) for pid in line[1:]]
+        # each worker has one task queued behind the one it computes: its index file is waiting in shared memory
+        assert any("t" in name[len(prefix):] for name in _files(prefix)), _files(prefix)
+        trainer.send_signal(signal.SIGKILL)
+        trainer.wait(timeout=60)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (any(_running(pid) for pid in workers) or _files(prefix)):
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _running(pid)]
+        assert not _files(prefix)
+    finally:
+        for pid in [trainer.pid] + workers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        trainer.wait(timeout=10)
+        trainer.stdout.close()
+        trainer.stderr.close()
