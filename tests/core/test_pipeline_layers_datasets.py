@@ -1,0 +1,103 @@
+"""Pipeline layering, workers for every dataset kind: datasets that draw per-epoch index maps (BatchDataset,
+ExtendDataset, CombinedDataset, user datasets with `fe_reset_ds`) and SiameseDirDataset get worker processes, with
+batches bitwise equal to num_process=0."""
+from __future__ import annotations
+
+import random
+from typing import Any, Callable, Dict, List, Tuple
+
+import numpy as np
+import pytest
+
+from fe_core.dataset import BatchDataset, CombinedDataset, ExtendDataset, NumpyDataset, SiameseDirDataset
+from fe_core.determinism import enable_deterministic
+from fe_core.op.numpyop import NumpyOp, RemoveIf
+from fe_core.pipeline import Pipeline
+
+
+@pytest.fixture(autouse=True)
+def workers_for_small_epochs(monkeypatch):
+    monkeypatch.setenv("FE_PIPELINE_MIN_WORKER_SAMPLES", "0")  # these tests' epochs are tiny on purpose
+
+
+class Jitter(NumpyOp):
+    """Per-sample randomness from numpy's and Python's global random states, as user ops draw."""
+
+    def forward(self, data, state):
+        return np.asarray(data, dtype=np.float32) + np.float32(random.random() + np.random.rand())
+
+
+def numbers(count: int, offset: int = 0) -> NumpyDataset:
+    return NumpyDataset({"x": np.arange(offset, offset + count, dtype=np.float32), "y": np.arange(count) + offset})
+
+
+class Remapped:
+    """A user dataset with `fe_reset_ds`: a fresh random index map each epoch, drawn from numpy's global state."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.map = np.arange(count)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int) -> Dict[str, Any]:
+        return {"x": np.float32(self.map[index]), "y": int(self.map[index])}
+
+    def fe_reset_ds(self, shuffle: bool = True) -> None:
+        self.map = np.random.randint(0, 1000, self.count)
+
+
+def siamese(tmp_path) -> SiameseDirDataset:
+    for label in ("a", "b", "c"):
+        folder = tmp_path / label
+        folder.mkdir(parents=True, exist_ok=True)
+        for index in range(6):
+            (folder / f"{index}.txt").write_text(label)
+    return SiameseDirDataset(str(tmp_path))
+
+
+KINDS: Dict[str, Tuple[Callable[[Any], Any], int, List[Any]]] = {
+    "BatchDataset": (lambda tmp: BatchDataset([numbers(20), numbers(12, 100)], num_samples=[3, 2]), None, []),
+    "BatchDataset-probability": (lambda tmp: BatchDataset([numbers(20), numbers(12, 100)], num_samples=4,
+                                                          probability=[0.7, 0.3]), None, []),
+    "ExtendDataset": (lambda tmp: ExtendDataset(numbers(10), spoof_length=27), 4, []),
+    "CombinedDataset": (lambda tmp: CombinedDataset([ExtendDataset(numbers(5), 9), numbers(7, 50)]), 4, []),
+    "user-fe_reset_ds": (lambda tmp: Remapped(22), 4, [RemoveIf(fn=lambda y: y % 7 == 0, inputs="y", replacement=True)]),
+    "SiameseDirDataset": (siamese, 4, []),
+}
+
+
+def epochs(pipeline: Pipeline, count: int = 2) -> Tuple[List[Dict[str, np.ndarray]], set]:
+    batches, pids = [], set()
+    with pipeline.workers():
+        for epoch in range(1, count + 1):
+            with pipeline(mode="train", epoch=epoch) as loader:
+                for batch in loader:
+                    batches.append({key: np.array(value) for key, value in batch.items()})
+                    if pipeline._worker_pool is not None:
+                        pids.update(pipeline._worker_pool.pids())
+    return batches, pids
+
+
+def same(first: List[Dict[str, Any]], second: List[Dict[str, Any]]) -> bool:
+    return len(first) == len(second) and all(
+        a.keys() == b.keys() and all(np.array_equal(a[key], b[key]) for key in a) for a, b in zip(first, second))
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_dataset_kind_runs_in_workers_with_the_in_process_batches(kind, tmp_path):
+    make, batch_size, extra = KINDS[kind]
+    results = {}
+    for num_process in (0, 2):
+        dataset = make(tmp_path / "data")
+        jitter = Jitter(inputs="y" if kind == "SiameseDirDataset" else "x", outputs="j")
+        pipeline = Pipeline(train_data=dataset, batch_size=batch_size, ops=list(extra) + [jitter],
+                            num_process=num_process)
+        enable_deterministic(7)
+        results[num_process] = epochs(pipeline)
+    (expected, no_pids), (got, pids) = results[0], results[2]
+    assert expected and not no_pids and len(pids) == 2  # the workers computed the epochs
+    assert same(expected, got)
+    first, second = expected[:len(expected) // 2], expected[len(expected) // 2:]
+    assert not same(first, second)  # index maps and randomness differ between epochs
