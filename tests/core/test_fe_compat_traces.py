@@ -59,12 +59,12 @@ def test_eval_and_test_essential_expose_their_results() -> None:
     for trace, name in ((EvalEssential(monitor_names="loss"), "eval_results"),
                         (TestEssential(monitor_names="loss"), "test_results")):
         trace.on_epoch_begin(Data({"loss": 10}))
-        assert getattr(trace, name) is None
+        assert not getattr(trace, name)  # FastEstimator's empty {key: {ds_id: [values]}}
         trace.on_batch_end(Data({"loss": 5}))
-        assert getattr(trace, name)["loss"] == [5]
+        assert getattr(trace, name)["loss"][""] == [5]
         setattr(trace, name, {"loss": [95]})
         trace.on_batch_end(Data({"loss": 10}))
-        assert getattr(trace, name)["loss"] == [95, 10]
+        assert getattr(trace, name)["loss"][""] == [95, 10]
         setattr(trace, name, {"loss": [10, 20]})
         end = Data()
         trace.on_epoch_end(end)

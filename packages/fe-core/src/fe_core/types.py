@@ -1,22 +1,28 @@
-"""`fe.types`: the type names FastEstimator code annotates with, usable without importing a framework.
+"""`fe.types`: the type names FastEstimator code annotates with and checks with `isinstance`, without a framework.
 
-`Tensor`, `Array` and `Model` are TypeVars whose constraints name the framework types as strings (forward
-references: 'torch.Tensor', 'tf.Tensor', ...), so annotations read as in FastEstimator while fe-core never imports
-torch or TensorFlow, not even for type checkers. `MapDataset` is the protocol of a map-style dataset (`len(ds)` and `ds[i]`), and
-`FilteredData` is what an op returns to drop a sample. `DataSequence` (a sequence or an array of any framework) works
-in `isinstance` checks; `TensorT`, `ArrayT`, `ModelT` and `CollectionT` are TypeVars for functions that return the
-type they are given.
+In FastEstimator `Tensor`, `Array`, `Model` and `DataSequence` are Unions of real classes (torch and TensorFlow
+tensors, numpy arrays, ...). Here they are classes whose `isinstance` / `issubclass` checks resolve those real classes
+lazily, from the frameworks already imported (`sys.modules`): an object of a framework cannot exist before its
+framework is imported, so the answer is the same as the Union's, and fe-core never imports torch or TensorFlow. They
+work in annotations (`x: Tensor`, `List[Tensor]`, `Optional[Array]`, `Tensor | None`) like any class; type checkers
+see the Unions themselves. `MapDataset` is the protocol of a map-style dataset (`len(ds)` and `ds[i]`), and
+`FilteredData` is what an op returns to drop a sample. `TensorT`, `ArrayT`, `ModelT` and `CollectionT` are TypeVars
+for functions that return the type they are given.
 
 Example:
-    >>> from fe_core.types import Tensor
+    >>> from fe_core.types import Tensor, Array
     >>> def double(x: Tensor) -> Tensor:
     ...     return x * 2
     >>> double(2)
     4
+    >>> isinstance(np.zeros(2), Array), isinstance(np.zeros(2), Tensor)
+    (True, False)
 """
 from __future__ import annotations
 
-from typing import Any, Collection, Protocol, Sequence, Sized, Tuple, TypeVar, Union, runtime_checkable
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Collection, List, Protocol, Sequence, Sized, Tuple, \
+    TypeVar, Union, runtime_checkable
 
 import numpy as np
 
@@ -26,14 +32,78 @@ from fe_core.op.numpyop.remove_if import FilteredData
 __all__ = ["Tensor", "Array", "Model", "Number", "BoundingBox", "KeyPoint", "MapDataset", "FilteredData", "DataSequence",
            "TensorT", "ArrayT", "ModelT", "CollectionT"]
 
-Tensor = TypeVar("Tensor", "tf.Tensor", "tf.Variable", "torch.Tensor")
-"""A framework tensor: a TensorFlow tensor or variable, or a torch tensor."""
 
-Array = TypeVar("Array", "tf.Tensor", "tf.Variable", "torch.Tensor", np.ndarray)
-"""A tensor of any framework, or a numpy array."""
+def _attribute(module_name: str, path: str) -> Any:
+    """`module.path` of an already imported module (None when the module is not imported or lacks the name)."""
+    value: Any = sys.modules.get(module_name)
+    for part in path.split("."):
+        if value is None:
+            return None
+        value = getattr(value, part, None)
+    return value if isinstance(value, type) else None
 
-Model = TypeVar("Model", "tf.keras.Model", "torch.nn.Module")
-"""A model: a Keras model or a torch module."""
+
+# Each entry: (module, attribute path) of one member class of the Union. Only modules already in sys.modules are read.
+_TENSOR_CLASSES = (("torch", "Tensor"), ("tensorflow", "Tensor"), ("tensorflow", "Variable"),
+                   ("tensorflow", "distribute.DistributedValues"))
+_MODEL_CLASSES = (("torch", "nn.Module"), ("keras", "Model"), ("tf_keras", "Model"))
+
+
+def _resolve(entries: Tuple[Tuple[str, str], ...]) -> Tuple[type, ...]:
+    """The real classes of `entries` whose framework is imported now."""
+    return tuple(klass for klass in (_attribute(module, path) for module, path in entries) if klass is not None)
+
+
+class _UnionMeta(type):
+    """A class standing for a Union of real classes that are resolved at each check (`_members()`)."""
+
+    _members: Callable[[], Tuple[type, ...]]
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, cls._members())
+
+    def __subclasscheck__(cls, subclass: type) -> bool:
+        return isinstance(subclass, type) and issubclass(subclass, cls._members())
+
+    def __repr__(cls) -> str:
+        return f"fe.types.{cls.__name__}"
+
+
+def _union_class(name: str, members: Callable[[], Tuple[type, ...]], doc: str) -> type:
+    return _UnionMeta(name, (), {"__doc__": doc, "__module__": __name__, "_members": staticmethod(members)})
+
+
+def _tensor_classes() -> Tuple[type, ...]:
+    return _resolve(_TENSOR_CLASSES)
+
+
+def _array_classes() -> Tuple[type, ...]:
+    return (np.ndarray, ) + _resolve(_TENSOR_CLASSES)
+
+
+def _model_classes() -> Tuple[type, ...]:
+    return _resolve(_MODEL_CLASSES)
+
+
+def _sequence_classes() -> Tuple[type, ...]:
+    return (list, tuple, np.ndarray) + _resolve(_TENSOR_CLASSES)
+
+
+if TYPE_CHECKING:  # what static type checkers see: FastEstimator's Unions
+    import keras
+    import tensorflow as tf
+    import torch
+    Tensor = Union[tf.Tensor, tf.Variable, tf.distribute.DistributedValues, torch.Tensor]
+    Array = Union[tf.Tensor, tf.Variable, tf.distribute.DistributedValues, torch.Tensor, np.ndarray]
+    Model = Union[keras.Model, torch.nn.Module]
+    DataSequence = Union[List[Any], Tuple[Any, ...], Array]
+else:
+    Tensor = _union_class("Tensor", _tensor_classes,
+                          "A framework tensor: a torch tensor, or a TensorFlow tensor, variable or distributed value.")
+    Array = _union_class("Array", _array_classes, "A tensor of any framework, or a numpy array.")
+    Model = _union_class("Model", _model_classes, "A model: a torch module or a Keras (or tf-keras) model.")
+    DataSequence = _union_class("DataSequence", _sequence_classes,
+                                "A list or tuple of values, or an array (numpy, torch or TensorFlow).")
 
 Number = Union[int, float, np.number]
 """A python or numpy number."""
@@ -57,37 +127,6 @@ CollectionT = TypeVar("CollectionT", bound=Collection)
 """A collection, where a function returns the kind of collection it was given."""
 
 
-def _is_array(value: Any) -> bool:
-    """Whether `value` is a numpy array or a torch / TensorFlow tensor (by type only: no framework is imported)."""
-    if isinstance(value, np.ndarray):
-        return True
-    from fe_core.backend.dispatch import framework_of  # pylint: disable=import-outside-toplevel
-    return framework_of(type(value)) is not None and hasattr(value, "shape")
-
-
-class _DataSequenceMeta(type):
-    """`isinstance(x, DataSequence)`: x is a sequence (list, tuple, ...) or an array of any framework."""
-
-    def __instancecheck__(cls, instance: Any) -> bool:
-        return isinstance(instance, Sequence) or _is_array(instance)
-
-    def __subclasscheck__(cls, subclass: type) -> bool:
-        if issubclass(subclass, (Sequence, np.ndarray)):
-            return True
-        from fe_core.backend.dispatch import framework_of  # pylint: disable=import-outside-toplevel
-        return framework_of(subclass) is not None and hasattr(subclass, "shape")
-
-
-@fe_export("fe.types.DataSequence")
-class DataSequence(metaclass=_DataSequenceMeta):
-    """A sequence of values or an array (numpy, torch or TensorFlow), for annotations and `isinstance` checks.
-
-    Example:
-        >>> isinstance([1, 2], DataSequence), isinstance(np.zeros(3), DataSequence), isinstance(3, DataSequence)
-        (True, True, False)
-    """
-
-
 @fe_export("fe.types.MapDataset")
 @runtime_checkable
 class MapDataset(Sized, Protocol):
@@ -105,6 +144,7 @@ class MapDataset(Sized, Protocol):
 fe_export("fe.types.Tensor")(Tensor)
 fe_export("fe.types.Array")(Array)
 fe_export("fe.types.Model")(Model)
+fe_export("fe.types.DataSequence")(DataSequence)
 fe_export("fe.types.Number")(Number)
 fe_export("fe.types.BoundingBox")(BoundingBox)
 fe_export("fe.types.KeyPoint")(KeyPoint)

@@ -78,14 +78,22 @@ def _ordered_modes(summary: Summary) -> List[str]:
     return [mode for mode in _MODE_ORDER if mode in modes] + [mode for mode in modes if mode not in _MODE_ORDER]
 
 
-def _select_keys(summaries: List[Summary], keys: Optional[Iterable[str]], ignore_keys: Optional[Iterable[str]]
-                 ) -> List[str]:
+def _key_list(keys: Union[None, str, Iterable[str]]) -> Optional[List[str]]:
+    """`keys` as a list: a string is one key (as FastEstimator takes `include_metrics="LeNet_lr"`), None stays None."""
+    if keys is None:
+        return None
+    return [keys] if isinstance(keys, str) else list(keys)
+
+
+def _select_keys(summaries: List[Summary], keys: Union[None, str, Iterable[str]],
+                 ignore_keys: Union[None, str, Iterable[str]]) -> List[str]:
     available = plottable_keys(summaries)
-    ignored: Set[str] = set(ignore_keys or ()) | (_ALWAYS_IGNORED if keys is None else set())
+    keys = _key_list(keys)
+    ignored: Set[str] = set(_key_list(ignore_keys) or ()) | (_ALWAYS_IGNORED if keys is None else set())
     if keys is None:
         selected = [key for key in available if key not in ignored]
     else:
-        wanted = list(keys)
+        wanted = keys
         missing = [key for key in wanted if key not in available]
         if missing:
             raise ValueError(f"No plottable values for key(s) {missing}; keys with values: {available}")
@@ -121,18 +129,18 @@ def _pretty(key: str) -> str:
 @fe_export("fe.summary.logs.log_plot.plot_logs", "fe.summary.logs.plot_logs", "fe.summary.plot.plot_logs")
 def plot_logs(experiments: Union[Summary, Sequence[Summary]],
               smooth_factor: float = 0,
-              ignore_metrics: Optional[Iterable[str]] = None,
+              ignore_metrics: Union[None, str, Iterable[str]] = None,
               pretty_names: bool = False,
-              include_metrics: Optional[Iterable[str]] = None,
+              include_metrics: Union[None, str, Iterable[str]] = None,
               share_legend: bool = True) -> "Figure":
     """Draw the histories into a new matplotlib Figure (without pyplot, so no window and no global state).
 
     Args:
         experiments: The Summary (or Summaries) to draw; their names label the curves when there are several.
         smooth_factor: Gaussian smoothing of train/eval curves, in steps of the curve (0: none).
-        ignore_metrics: Keys not to draw.
+        ignore_metrics: Keys not to draw (a string is one key).
         pretty_names: Title subplots 'Model lr' instead of 'model_lr'.
-        include_metrics: Draw only these keys (None: every key with scalar values, except 'epoch').
+        include_metrics: Draw only these keys (a string is one key; None: every key with scalar values, except 'epoch').
         share_legend: One legend for the whole figure (True) or one per subplot (False).
 
     Returns:
@@ -147,8 +155,8 @@ def plot_logs(experiments: Union[Summary, Sequence[Summary]],
 
 
 def _draw(experiments: Union[Summary, Sequence[Summary]], figure_factory: Any, smooth_factor: float,
-          share_legend: bool, ignore_metrics: Optional[Iterable[str]], pretty_names: bool,
-          include_metrics: Optional[Iterable[str]]) -> "Figure":
+          share_legend: bool, ignore_metrics: Union[None, str, Iterable[str]], pretty_names: bool,
+          include_metrics: Union[None, str, Iterable[str]]) -> "Figure":
     """Create a figure with `figure_factory(figsize=..., layout=...)` and draw the histories into it."""
     summaries = _as_summaries(experiments)
     keys = _select_keys(summaries, include_metrics, ignore_metrics)
@@ -203,8 +211,8 @@ def _draw(experiments: Union[Summary, Sequence[Summary]], figure_factory: Any, s
            "fe.summary.plot.plot_summaries")
 def plot_summaries(summaries: Union[Summary, Sequence[Summary]],
                    save_path: str,
-                   keys: Optional[Iterable[str]] = None,
-                   ignore_keys: Optional[Iterable[str]] = None,
+                   keys: Union[None, str, Iterable[str]] = None,
+                   ignore_keys: Union[None, str, Iterable[str]] = None,
                    smooth_factor: float = 0,
                    share_legend: bool = True,
                    pretty_names: bool = False,
@@ -214,8 +222,8 @@ def plot_summaries(summaries: Union[Summary, Sequence[Summary]],
     Args:
         summaries: The Summary (or Summaries) to draw.
         save_path: The image file to write (its directory is created if needed).
-        keys: Draw only these keys (None: every key with scalar values, except 'epoch').
-        ignore_keys: Keys not to draw.
+        keys: Draw only these keys (a string is one key; None: every key with scalar values, except 'epoch').
+        ignore_keys: Keys not to draw (a string is one key).
         smooth_factor: Gaussian smoothing of train/eval curves, in steps of the curve (0: none).
         share_legend: One legend for the whole figure (True) or one per subplot (False).
         pretty_names: Title subplots 'Model lr' instead of 'model_lr'.
@@ -246,8 +254,8 @@ def visualize_logs(experiments: Union[Summary, Sequence[Summary]],
                    save_path: Optional[str] = None,
                    smooth_factor: float = 0,
                    pretty_names: bool = False,
-                   ignore_metrics: Optional[Iterable[str]] = None,
-                   include_metrics: Optional[Iterable[str]] = None,
+                   ignore_metrics: Union[None, str, Iterable[str]] = None,
+                   include_metrics: Union[None, str, Iterable[str]] = None,
                    verbose: bool = True,
                    share_legend: bool = True) -> Optional[str]:
     """FastEstimator's `visualize_logs`: show the histories on screen, or save them.
@@ -259,8 +267,8 @@ def visualize_logs(experiments: Union[Summary, Sequence[Summary]],
         smooth_factor: Gaussian smoothing of train/eval curves (0: none).
         share_legend: One legend for the whole figure (True) or one per subplot (False).
         pretty_names: Clean up key names in subplot titles.
-        ignore_metrics: Keys not to draw.
-        include_metrics: Draw only these keys.
+        ignore_metrics: Keys not to draw (a string is one key).
+        include_metrics: Draw only these keys (a string is one key, as `include_metrics="LeNet_lr"`).
         verbose: Print where the image was saved.
 
     Returns:

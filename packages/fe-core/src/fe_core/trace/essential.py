@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from time import perf_counter
-from typing import Any, DefaultDict, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, DefaultDict, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -166,19 +166,22 @@ class _EpochMeanEssential(Trace):
         self._results = defaultdict(lambda: defaultdict(list))
         self._samples = defaultdict(lambda: defaultdict(list))
 
-    def _results_view(self) -> Optional[Dict[str, List[Any]]]:
-        """FastEstimator's `eval_results` / `test_results`: {key: [value of each batch]} this epoch (every dataset's
-        batches in turn), or None before the first batch."""
-        if not self._results:
-            return None
-        return {key: [value for values in per_ds.values() for value in values] for key, per_ds in self._results.items()}
+    def _results_view(self) -> DefaultDict[str, DefaultDict[str, List[Any]]]:
+        """FastEstimator's `eval_results` / `test_results`: {key: {ds_id: [value of each batch]}} this epoch ('' is
+        the unnamed dataset), the live collection (a defaultdict of defaultdicts of lists, as FastEstimator's)."""
+        return self._results
 
-    def _set_results(self, results: Optional[Dict[str, Iterable[Any]]]) -> None:
-        """Replace this epoch's collected values ({key: [values]}, counted as the unnamed dataset's; None: none)."""
+    def _set_results(self, results: Optional[Mapping[str, Any]]) -> None:
+        """Replace this epoch's collected values: {key: {ds_id: [values]}} as FastEstimator holds them, or
+        {key: [values]} (counted as the unnamed dataset's); None empties them."""
         self._results = defaultdict(lambda: defaultdict(list))
         self._samples = defaultdict(lambda: defaultdict(list))
         for key, values in (results or {}).items():
-            self._results[key][""] = list(values)
+            if isinstance(values, Mapping):
+                for ds_id, ds_values in values.items():
+                    self._results[key][ds_id] = list(ds_values)
+            else:
+                self._results[key][""] = list(values)
 
     def _collect(self, data: Data, ds_id: str) -> None:
         results = self._results
@@ -271,13 +274,13 @@ class EvalEssential(_EpochMeanEssential):
         self._last_log = {}
 
     @property
-    def eval_results(self) -> Optional[Dict[str, List[Any]]]:
-        """FastEstimator's view of what was collected this epoch: {key: [value of each batch]}, None before the first
-        batch. Assigning it replaces the collected values."""
+    def eval_results(self) -> DefaultDict[str, DefaultDict[str, List[Any]]]:
+        """What was collected this epoch, as FastEstimator holds it: {key: {ds_id: [value of each batch]}} (empty
+        after `on_epoch_begin`). Assigning it replaces the collected values."""
         return self._results_view()
 
     @eval_results.setter
-    def eval_results(self, results: Optional[Dict[str, Iterable[Any]]]) -> None:
+    def eval_results(self, results: Optional[Mapping[str, Any]]) -> None:
         self._set_results(results)
 
     def on_batch_end(self, data: Data) -> None:
@@ -315,11 +318,11 @@ class TestEssential(_EpochMeanEssential):
         super().__init__(monitor_names, mode="test", outputs=[])
 
     @property
-    def test_results(self) -> Optional[Dict[str, List[Any]]]:
-        """FastEstimator's view of what was collected this epoch: {key: [value of each batch]}, None before the first
-        batch. Assigning it replaces the collected values."""
+    def test_results(self) -> DefaultDict[str, DefaultDict[str, List[Any]]]:
+        """What was collected this epoch, as FastEstimator holds it: {key: {ds_id: [value of each batch]}} (empty
+        after `on_epoch_begin`). Assigning it replaces the collected values."""
         return self._results_view()
 
     @test_results.setter
-    def test_results(self, results: Optional[Dict[str, Iterable[Any]]]) -> None:
+    def test_results(self, results: Optional[Mapping[str, Any]]) -> None:
         self._set_results(results)

@@ -22,6 +22,13 @@ def to_label_indices(y_true: np.ndarray) -> np.ndarray:
     return np.rint(y_true.reshape(y_true.shape[0])).astype(np.int64)
 
 
+def _collected_labels(y_true: np.ndarray) -> np.ndarray:
+    """A batch's labels as FastEstimator collects them: one-hot rows (N, C>1) become class indices, others stay."""
+    if y_true.ndim > 1 and y_true.shape[-1] > 1:
+        return np.argmax(y_true, axis=-1)
+    return y_true
+
+
 @fe_export("fe.trace.metric.calibration_error.CalibrationError", "fe.trace.metric.CalibrationError")
 class CalibrationError(StatMetric):
     """A trace which computes the calibration error for a given set of predictions.
@@ -93,7 +100,8 @@ class CalibrationError(StatMetric):
 
     @y_true.setter
     def y_true(self, values: Iterable[Any]) -> None:
-        self._replace("y_true", [to_label_indices(np.asarray(list(values)))] if list(values) else [])
+        values = list(values)
+        self._replace("y_true", [_collected_labels(np.asarray(values))] if values else [])
 
     @property
     def y_pred(self) -> List[Any]:
@@ -119,11 +127,10 @@ class CalibrationError(StatMetric):
         super().on_epoch_begin(data)
 
     def batch_stats(self, data: Data) -> Dict[str, np.ndarray]:
-        true, pred = batch_pair(data[self.true_key], data[self.pred_key])  # a 0-d label is one sample
-        y_true = to_label_indices(true)
-        y_pred = pred
-        if y_pred.ndim == 2 and y_pred.shape[1] == 1:
-            y_pred = y_pred[:, 0]
+        # As FastEstimator collects them: one entry per sample, one-hot labels as class indices, everything else
+        # (label (N, 1) rows, prediction rows) as given; the shapes are settled over the whole epoch in compute.
+        y_true, y_pred = batch_pair(data[self.true_key], data[self.pred_key])  # a 0-d label is one sample
+        y_true = _collected_labels(y_true)
         if y_pred.shape[0] != y_true.shape[0]:
             raise ValueError(f"{y_true.shape[0]} labels but {y_pred.shape[0]} predictions")
         return {"y_true": y_true, "y_pred": y_pred}
@@ -131,7 +138,9 @@ class CalibrationError(StatMetric):
     def compute(self, stats: Dict[str, Any]) -> Union[float, ValWithError]:
         if not stats:
             return 0.0 if self.confidence_interval is None else ValWithError(0.0, 0.0, 0.0)
-        y_true, y_pred = joined(stats["y_true"]), joined(stats["y_pred"])
+        y_true, y_pred = to_label_indices(joined(stats["y_true"])), joined(stats["y_pred"])
+        if y_pred.ndim == 2 and y_pred.shape[1] == 1:
+            y_pred = y_pred[:, 0]
         if self.confidence_interval is None:
             return calibration_error(y_pred, y_true, mode=self.method)
         low, mid, high = calibration_error_interval(y_pred, y_true, self.method, self.confidence_interval)
