@@ -24,8 +24,10 @@ Workloads (OMP_NUM_THREADS=1, OpenCV on one thread, every epoch shuffled):
 Configurations are timed round-robin, `--repeats` epochs each after a warm-up epoch (which starts the workers); the
 table gives the median and best rates and their ratios to the workload's reference. Targets on a 2-core machine:
 fe with 2 processes >= 1.6x fe with 0 and >= 0.95x the 2-worker DataLoader; fit >= 0.9x the slower of its parts.
-A second table gives the CPU time per sample of the trainer and of its workers (and the wall time), each
-configuration run alone: on a machine shared with other jobs, where Linux gives each session (autogroup) its share of
+A second table gives the CPU time per sample of the trainer and of its workers, the wall time and the fe workers' idle
+share of the epochs (`WorkerPool.stats()`), each configuration run alone; the round-robin epochs' idle time per fe
+worker is printed too. The last line is the command a 16-core machine needs (2, 8 and 15 workers against the
+DataLoader with as many): on a machine shared with other jobs, where Linux gives each session (autogroup) its share of
 the cores whatever its number of processes, wall-clock speed-ups cannot show, but the CPU cost of the workers'
 bookkeeping can.
 """
@@ -181,19 +183,46 @@ def _cpu_seconds() -> Dict[str, float]:
 
 
 def cpu_cost(open_run: Callable[[], Any], epochs: int, samples: int) -> List[float]:
-    """CPU microseconds per sample in the trainer and in its workers, and wall microseconds per sample.
+    """CPU microseconds per sample in the trainer and in its workers, wall microseconds per sample, and the workers'
+    idle share of the epochs' wall time (mean and largest over the workers; NaN where the pool does not say).
 
-    `open_run()` returns (a context manager that owns the workers, a function running one epoch): the workers are
-    joined when the context closes, so their CPU time shows in RUSAGE_CHILDREN. On a machine shared with other jobs
-    (and Linux's per-session autogroup scheduling) wall time cannot show a speed-up that CPU time does.
+    `open_run()` returns (a context manager that owns the workers, a function running one epoch, a function giving
+    the pool's `stats()` or None): the workers are joined when the context closes, so their CPU time shows in
+    RUSAGE_CHILDREN. On a machine shared with other jobs (and Linux's per-session autogroup scheduling) wall time
+    cannot show a speed-up that CPU time does.
     """
     before = _cpu_seconds()
-    context, run = open_run()
+    context, run, stats = open_run()
+    idle = [float("nan")] * 2
     with context:
+        run()  # warm-up: starts the workers (its CPU time is counted: the workers' is known only once they exit)
+        begin, first = _cpu_seconds(), stats() if stats is not None else None
         for _ in range(epochs):
             run()
+        wall = _cpu_seconds()["wall"] - begin["wall"]
+        last = stats() if stats is not None else None
+        if first and last and len(first["workers"]) == len(last["workers"]):
+            seconds = last["epoch_seconds"] - first["epoch_seconds"]
+            shares = [max(0.0, seconds - (after["busy_seconds"] - before["busy_seconds"])) / seconds
+                      for before, after in zip(first["workers"], last["workers"])] if seconds else []
+            if shares:
+                idle = [statistics.mean(shares), max(shares)]
     after = _cpu_seconds()
-    return [1e6 * (after[key] - before[key]) / (epochs * samples) for key in ("trainer", "workers", "wall")]
+    per_sample = [1e6 * (after[key] - before[key]) / ((epochs + 1) * samples) for key in ("trainer", "workers")]
+    return per_sample + [1e6 * wall / (epochs * samples)] + [100 * share for share in idle]
+
+
+def idle_shares(stats: Dict[str, Any]) -> List[float]:
+    """Each worker's idle time as a share of the pool's epoch wall time (`WorkerPool.stats()`)."""
+    seconds = stats.get("epoch_seconds") or 0.0
+    return [worker["idle_seconds"] / seconds for worker in stats.get("workers", [])] if seconds else []
+
+
+def pool_stats(pipeline: Pipeline) -> Callable[[], Any]:
+    def read() -> Any:
+        pool = getattr(pipeline, "_worker_pool", None)
+        return pool.stats() if pool is not None and hasattr(pool, "stats") else None
+    return read
 
 
 def round_robin(configurations: Dict[str, Callable[[], float]], repeats: int) -> Dict[str, List[float]]:
@@ -282,6 +311,10 @@ def main() -> None:
     parser.add_argument("--loader_workers", type=int, nargs="+", default=[0, 2],
                         help="torch DataLoader num_workers values to time (default 0 2)")
     parser.add_argument("--fit_processes", type=int, default=2, help="fe num_process in the fit-overlap workload")
+    parser.add_argument("--cpu_processes", type=int, nargs="*", default=None,
+                        help="fe num_process values for the CPU-per-sample table (default: the first and largest)")
+    parser.add_argument("--cpu_loader_workers", type=int, nargs="*", default=None,
+                        help="DataLoader num_workers for the CPU-per-sample table (default: the smallest and largest)")
     args = parser.parse_args()
     if args.quick:
         args.samples, args.images, args.repeats = 1024, 128, 1
@@ -299,6 +332,7 @@ def main() -> None:
     rows: List[List[str]] = []
     cpu_rows: List[List[str]] = []
     notes: List[str] = []
+    idle_lines: List[str] = []
     with tempfile.TemporaryDirectory() as directory, contextlib.ExitStack() as stack:
         paths = write_images(directory, args.images)
         datasets = torch_datasets(x, y, paths)
@@ -308,27 +342,37 @@ def main() -> None:
             if workload not in args.only:
                 continue
             configurations: Dict[str, Callable[[], float]] = {}
+            readers: Dict[str, Callable[[], Any]] = {}
             for num_process in args.processes:
                 pipeline = make(num_process)
                 stack.enter_context(pipeline.workers())
                 configurations[f"fe num_process={num_process}"] = fe_epoch_rate(pipeline)
+                readers[f"fe num_process={num_process}"] = pool_stats(pipeline)
             for workers in args.loader_workers:
                 loader = torch_loader(datasets[workload], batch_size, workers)
                 configurations[f"torch DataLoader workers={workers}"] = torch_epoch_rate(loader)
             rates = round_robin(configurations, args.repeats)
+            for name, read in readers.items():
+                stats = read()
+                if stats and stats.get("workers"):
+                    shares = idle_shares(stats)
+                    idle_lines.append(f"  {workload} {name}: idle % of the epochs' wall time per worker: "
+                                      + " ".join(f"{100 * share:.0f}" for share in shares)
+                                      + f" (tasks per worker: {' '.join(str(w['tasks']) for w in stats['workers'])})")
             reference = f"fe num_process={args.processes[0]}"
             rows += summarize(workload, rates, reference, unit="samples/s")
             samples = len(x) if workload == "cifar" else len(paths)
-            for num_process in sorted({args.processes[0], max(args.processes)}):
+            for num_process in sorted(set(args.cpu_processes or {args.processes[0], max(args.processes)})):
                 def open_fe(num_process: int = num_process) -> Any:
                     pipeline = make(num_process)
-                    return pipeline.workers(), fe_epoch_rate(pipeline)
+                    return pipeline.workers(), fe_epoch_rate(pipeline), pool_stats(pipeline)
                 cpu_rows.append([workload, f"fe num_process={num_process}"] + [
                     f"{value:,.0f}" for value in cpu_cost(open_fe, args.repeats, samples)])
-            for workers in sorted({min(args.loader_workers), max(args.loader_workers)}):
+            for workers in sorted(set(args.cpu_loader_workers or {min(args.loader_workers),
+                                                                  max(args.loader_workers)})):
                 def open_torch(workers: int = workers) -> Any:
                     loader = torch_loader(datasets[workload], batch_size, workers)
-                    return _closing(loader), torch_epoch_rate(loader)
+                    return _closing(loader), torch_epoch_rate(loader), None
                 cpu_rows.append([workload, f"torch DataLoader workers={workers}"] + [
                     f"{value:,.0f}" for value in cpu_cost(open_torch, args.repeats, samples)])
             notes.append(f"{workload}:")
@@ -340,9 +384,17 @@ def main() -> None:
         rows += fit_overlap(x, y, args.repeats, args.fit_processes)
     print_table(rows)
     print("\n".join(notes))
+    if idle_lines:
+        print("\nfe workers' idle time in the round-robin epochs (warm-up included):")
+        print("\n".join(idle_lines))
     if cpu_rows:
-        print("\nCPU per sample (us; workers' time counted once they exit), and wall time per sample:")
-        print_table(cpu_rows, header=("workload", "configuration", "trainer CPU", "workers CPU", "wall"))
+        print("\nCPU per sample (us; workers' time counted once they exit, warm-up epoch included), wall time per "
+              "sample of the timed epochs, and the fe workers' idle share of those epochs (mean, largest):")
+        print_table(cpu_rows, header=("workload", "configuration", "trainer CPU", "workers CPU", "wall",
+                                      "idle % mean", "idle % max"))
+    print(f"\nOn a 16-core machine (the >= 0.95x DataLoader targets at 2, 8 and 15 workers): {sys.executable} "
+          f"tools/bench/bench_pipeline_workers.py --samples 16384 --images 4096 --repeats 5 --processes 0 2 8 15 "
+          f"--loader_workers 2 8 15 --cpu_processes 2 8 15 --cpu_loader_workers 2 8 15 --fit_processes 8")
     print(f"load average at end: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
 
 
