@@ -140,3 +140,16 @@ def test_model_exporter_exports_the_trained_keras_model_at_the_end_of_fit(tmp_pa
     interpreter.invoke()
     np.testing.assert_allclose(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]),
                                model(x[:1], training=False).numpy(), atol=1e-4)
+
+
+@pytest.mark.slow  # tf2onnx converts through a frozen graph (a few seconds)
+def test_onnx_export_names_the_batch_dimension_batch_as_torch_exports_do(tmp_path):
+    import onnx  # issue 37 item 12: not 'unk__48'
+    result = export_model(bn_net(), str(tmp_path / "model.onnx"), data((2, 8, 8, 1)), format="onnx")
+    graph = onnx.load(result.path).graph
+    for value in [*graph.input, *graph.output]:
+        dims = value.type.tensor_type.shape.dim
+        assert dims[0].dim_param == "batch", value
+    params = {dim.dim_param for value in [*graph.input, *graph.output, *graph.value_info]
+              for dim in value.type.tensor_type.shape.dim}
+    assert not any(param.startswith("unk__") for param in params), params

@@ -7,7 +7,8 @@
   deprecates `tf.lite.Interpreter` in favour of the `ai-edge-litert` package, which reads the same files.)
 * 'onnx': tf2onnx (1.17) converts the same serving function (`tf2onnx.convert.from_function`; its `from_keras`
   does not understand Keras 3 models); checked with onnxruntime. tf2onnx covers the common layers (convolutions,
-  dense, normalization, pooling, activations); a model using an op it cannot convert raises its error.
+  dense, normalization, pooling, activations); a model using an op it cannot convert raises its error. The
+  dynamic batch dimension is named 'batch' in the file, as torch exports name it (tf2onnx would call it 'unk__48').
 
 SavedModel and TFLite need only TensorFlow; ONNX needs `pip install "fe-tf[export]"` (tf2onnx, onnx, onnxruntime).
 """
@@ -26,7 +27,7 @@ from fe_core.install_hint import install_command
 from fe_core.util.export import max_difference, staged_path
 from fe_tf._keras import KERAS2, model_types
 
-__all__ = ["export_model", "FORMATS", "DEFAULT_FORMAT", "FRAMEWORK", "ONNX_OPSET"]
+__all__ = ["export_model", "FORMATS", "DEFAULT_FORMAT", "FRAMEWORK", "ONNX_OPSET", "BATCH_DIM", "name_batch_dimension"]
 
 FRAMEWORK = "tf"
 FORMATS = ("saved_model", "tflite", "onnx")
@@ -122,12 +123,41 @@ def _run_tflite(path: str) -> Callable[[Sequence[np.ndarray]], List[np.ndarray]]
     return run
 
 
+#: The name of the dynamic batch dimension in ONNX files (as torch exports name it).
+BATCH_DIM = "batch"
+
+
+def name_batch_dimension(graph: Any, name: str = BATCH_DIM) -> None:
+    """Name the first dimension of the graph's inputs and outputs `name` where it is dynamic (tf2onnx calls it
+    'unk__48'), and every other use of the names it had.
+
+    Args:
+        graph: An `onnx.GraphProto`, changed in place.
+        name: The dimension's name.
+    """
+    values = [*graph.input, *graph.output, *graph.value_info]
+    renamed = set()
+    for value in [*graph.input, *graph.output]:
+        dims = value.type.tensor_type.shape.dim
+        if dims and not dims[0].HasField("dim_value"):
+            if dims[0].dim_param:
+                renamed.add(dims[0].dim_param)
+            dims[0].dim_param = name
+    for value in values:
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.HasField("dim_param") and dim.dim_param in renamed:
+                dim.dim_param = name
+
+
 def _export_onnx(model: Any, path: str, inputs: Sequence[np.ndarray], dynamic: bool) -> None:
     converter = _import("tf2onnx")
-    _import("onnx")
+    onnx = _import("onnx")
     specs = _specs(inputs, dynamic)
-    converter.convert.from_function(_serving_function(model, specs), input_signature=specs, opset=ONNX_OPSET,
-                                    output_path=path)
+    proto, _ = converter.convert.from_function(_serving_function(model, specs), input_signature=specs,
+                                               opset=ONNX_OPSET)
+    if dynamic:
+        name_batch_dimension(proto.graph)
+    onnx.save(proto, path)
 
 
 def _run_onnx(path: str) -> Callable[[Sequence[np.ndarray]], List[np.ndarray]]:
