@@ -7,6 +7,7 @@ from typing import Any, Dict, Iterable, List, Optional, Union
 import numpy as np
 
 from fe_core.dataset.dataset import DatasetArgumentError, DatasetSummary, FEDataset, KeySummary
+from fe_core.dataset._nested_state import NestedDatasetStateMixin
 from fe_core.export import fe_export
 
 __all__ = ["BatchDataset"]
@@ -26,7 +27,7 @@ def _index_stream(size: int, count: int, shuffle: bool, rng: Any) -> np.ndarray:
 
 
 @fe_export("fe.dataset.batch_dataset.BatchDataset", "fe.dataset.BatchDataset")
-class BatchDataset(FEDataset):
+class BatchDataset(NestedDatasetStateMixin, FEDataset):
     """BatchDataset extracts a list (batch) of data from a single dataset or multiple datasets.
 
     Each item `ds[i]` is a list of sample dicts that together form batch i; the Pipeline runs its per-sample ops on
@@ -95,6 +96,10 @@ class BatchDataset(FEDataset):
         self._keys = sorted(set().union(*key_sets)) if not self.same_feature else list(_keys_of(self.datasets[0]))
         self.index_maps: List[List[np.ndarray]] = []
         self._orders: List[np.ndarray] = []
+
+    def fe_member_datasets(self) -> List[Any]:
+        """The datasets this one holds (their state is checkpointed with its own)."""
+        return list(self.datasets)
 
     # ------------------------------------------------------------------ size and sampling
     def __len__(self) -> int:

@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Mapping, Sequence
 
 import numpy as np
 
+from fe_core.dataset._nested_state import NestedDatasetStateMixin
 from fe_core.dataset.dataset import _peek_first
 from fe_core.export import fe_export
 
@@ -42,7 +43,7 @@ def _keys_of(dataset: Any, position: int) -> List[str]:
 
 
 @fe_export("fe.dataset.combined_dataset.CombinedDataset", "fe.dataset.CombinedDataset")
-class CombinedDataset:
+class CombinedDataset(NestedDatasetStateMixin):
     """Combines a list of datasets (FE datasets or any map-style datasets) into one, in order.
 
     Args:
@@ -107,9 +108,6 @@ class CombinedDataset:
             if hasattr(dataset, "fe_reset_ds"):
                 dataset.fe_reset_ds(shuffle, seed=seed)
 
-    def get_state(self) -> Dict[str, Any]:
-        """Checkpoint state: none."""
-        return {}
-
-    def set_state(self, state: Dict[str, Any]) -> None:
-        """Restore what `get_state` returned."""
+    def fe_member_datasets(self) -> List[Any]:
+        """The datasets this one holds (their state is checkpointed with its own)."""
+        return list(self.datasets)

@@ -6,13 +6,14 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 import numpy as np
 
 from fe_core.dataset.dataset import DatasetArgumentError, DatasetSummary
+from fe_core.dataset._nested_state import NestedDatasetStateMixin
 from fe_core.export import fe_export
 
 __all__ = ["ExtendDataset"]
 
 
 @fe_export("fe.dataset.extend_dataset.ExtendDataset", "fe.dataset.ExtendDataset")
-class ExtendDataset:
+class ExtendDataset(NestedDatasetStateMixin):
     """ExtendDataset either extends or contracts the length of provided Dataset.
 
     An epoch has `spoof_length` samples. At the start of every epoch the Pipeline asks for a new index map: whole
@@ -50,6 +51,10 @@ class ExtendDataset:
         self.index_map = np.arange(spoof_length) % len(dataset)
         if callable(getattr(dataset, "get_batch", None)):
             self.get_batch = self._get_batch
+
+    def fe_member_datasets(self) -> List[Any]:
+        """The datasets this one holds (their state is checkpointed with its own)."""
+        return [self.dataset]
 
     def __len__(self) -> int:
         return self.spoof_length

@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from fe_core.dataset.dataset import DatasetArgumentError, DatasetSummary, FEDataset, KeySummary
+from fe_core.dataset._nested_state import NestedDatasetStateMixin
 from fe_core.export import fe_export
 
 __all__ = ["InterleaveDataset", "InterleaveIndexError", "interleaved_steps"]
@@ -47,7 +48,7 @@ def interleaved_steps(pattern: Sequence[int], batch_counts: Sequence[int]) -> in
 
 
 @fe_export("fe.dataset.interleave_dataset.InterleaveDataset", "fe.dataset.InterleaveDataset")
-class InterleaveDataset(FEDataset):
+class InterleaveDataset(NestedDatasetStateMixin, FEDataset):
     """A Dataset class that can allow for a step-wise interleaving of multiple datasets.
 
     This will be useful for training multi-task models when we vary dataset used on a per-step basis. For example,
@@ -113,6 +114,10 @@ class InterleaveDataset(FEDataset):
             raise DatasetArgumentError(f"InterleaveDataset pattern never uses datasets {unused}")
         self.batch_sizes: List[int] = [1] * len(self.datasets)
         self.index_maps: List[np.ndarray] = [np.arange(len(dataset)) for dataset in self.datasets]
+
+    def fe_member_datasets(self) -> List[Any]:
+        """The datasets this one holds (their state is checkpointed with its own)."""
+        return list(self.datasets)
 
     def set_batch_sizes(self, batch_sizes: List[int]) -> None:
         """Set the batch size of each dataset: how many samples `dataset[i]` holds when step i draws from it, and so
