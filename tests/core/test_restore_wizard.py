@@ -110,7 +110,7 @@ def test_a_damaged_newest_checkpoint_is_refused_and_the_previous_one_is_used(tmp
     directory = str(tmp_path / "ckpt")
     with pytest.raises(Crash):
         run(directory, frequency="3s", kill_at=10)
-    assert sorted(os.listdir(directory)) == ["step-6", "step-9"]
+    assert sorted(os.listdir(directory)) == ["key.txt", "step-6", "step-9"]  # key.txt: the newest, as in FE
     with open(os.path.join(directory, "step-9", "arrays.npz"), "r+b") as file:
         file.truncate(10)
     resumed = run(directory, frequency="3s")
@@ -123,7 +123,7 @@ def test_a_damaged_newest_checkpoint_is_refused_and_the_previous_one_is_used(tmp
 def test_only_the_newest_checkpoints_are_kept_and_a_finished_run_resumes_to_the_end(tmp_path):
     directory = str(tmp_path / "ckpt")
     first = run(directory, frequency="2s")
-    assert sorted(os.listdir(directory)) == ["step-22", "step-24"]
+    assert sorted(os.listdir(directory)) == ["key.txt", "step-22", "step-24"]
     again = run(directory, frequency="2s")  # everything was done: nothing more trains
     np.testing.assert_array_equal(again["W"], first["W"])
 

@@ -88,7 +88,7 @@ def test_two_workers_killed_mid_epoch_resume_bitwise(tmp_path):
     assert codes == [0, 0], outputs[0][-3000:]
     codes, outputs = run_workers(tmp_path / "resumed", FE_T_CKPT=str(tmp_path / "ckpt"), FE_T_CRASH_AT="5")
     assert codes == [3, 3]
-    assert sorted(os.listdir(tmp_path / "ckpt")) == ["step-2", "step-4"]  # written once, by worker 0
+    assert sorted(os.listdir(tmp_path / "ckpt")) == ["key.txt", "step-2", "step-4"]  # written once, by worker 0
     codes, outputs = run_workers(tmp_path / "resumed", FE_T_CKPT=str(tmp_path / "ckpt"))
     assert codes == [0, 0], outputs[0][-3000:]
     assert "restored" in outputs[0] and "step-4 (epoch 2, step 4)" in outputs[0]

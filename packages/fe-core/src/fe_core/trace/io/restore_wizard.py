@@ -15,6 +15,7 @@ from fe_core.export import fe_export
 __all__ = ["RestoreWizard"]
 
 _CHECKPOINT_NAME = re.compile(r"^step-(\d+)$")
+_KEY_FILE = "key.txt"
 
 
 @fe_export("fe.trace.io.restore_wizard.RestoreWizard", "fe.trace.io.RestoreWizard")
@@ -27,12 +28,15 @@ class RestoreWizard(Trace):
     same weights as a run that was never interrupted. Deterministic mode (`enable_deterministic`) is supported.
 
     Checkpoints are directories `<directory>/step-<global_step>` in fe's checkpoint format, written atomically; the
-    newest `keep` are kept. If the newest one cannot be used (a file missing, truncated or altered, a symbolic link,
-    or a checkpoint of a different network), it is reported, renamed aside to `refused-step-<N>` (never deleted, and
-    never counted again), and the previous one is used. Restoring is all or nothing; a checkpoint restores the run's
-    state (weights, counters, statistics, random states, and the numbers, arrays and tensors of ops, traces, slicers
-    and datasets that the run changed, constructor arguments included, as FastEstimator does), never what reaches
-    the filesystem, imports or code (file names, directories, URLs, names of classes or callables).
+    newest `keep` are kept, and `<directory>/key.txt` names the newest (replaced atomically after each save, as
+    FastEstimator's key file is; restoring reads the checkpoints themselves, newest first). After a restore, the
+    `data` of `on_begin` holds the restored `epoch`, as in FastEstimator. If the newest one cannot be used (a file
+    missing, truncated or altered, a symbolic link, or a checkpoint of a different network), it is reported, renamed
+    aside to `refused-step-<N>` (never deleted, and never counted again), and the previous one is used. Restoring is
+    all or nothing; a checkpoint restores the run's state (weights, counters, statistics, random states, and the
+    numbers, arrays and tensors of ops, traces, slicers and fe's datasets that the run changed, constructor arguments
+    included, as FastEstimator does), never what reaches the filesystem, imports or code (file names, directories,
+    URLs, names of classes or callables).
 
     In a data-parallel run (torchrun, several TF workers) rank 0 writes the checkpoints, holding every rank's random
     and trace state, while the other ranks wait; every rank restores from the same directory (on several machines it
@@ -83,6 +87,29 @@ class RestoreWizard(Trace):
                 found.append((int(match.group(1)), os.path.join(self.directory, name)))
         return [path for _, path in sorted(found, reverse=True)]
 
+    @property
+    def key_path(self) -> str:
+        """`<directory>/key.txt`: the name of the newest checkpoint, written after each save (FastEstimator's key
+        file)."""
+        return os.path.join(self.directory, _KEY_FILE)
+
+    def _write_key(self, name: str) -> None:
+        """Replace `key.txt` atomically with `name` (a crash leaves the previous key or the new one, never half)."""
+        temporary = self.key_path + ".tmp"
+        with open(temporary, "w", encoding="utf-8") as stream:
+            stream.write(name)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, self.key_path)
+
+    def should_restore(self) -> bool:
+        """Whether a restore will be performed.
+
+        Returns:
+            True iff the wizard will perform a restore: `directory` holds a checkpoint to try.
+        """
+        return bool(self.checkpoints())
+
     def on_begin(self, data: Data) -> None:
         """Restore the newest good checkpoint, if any (the Estimator calls this before any other trace's on_begin)."""
         communicator = get_communicator()
@@ -104,6 +131,7 @@ class RestoreWizard(Trace):
                 print(f"FastEstimator-RestoreWizard: restored {path} (epoch {self.system.epoch_idx}, step "
                       f"{self.system.global_step})")
             self.system.mode = "train"  # fit() begins in train mode, whichever phase the checkpoint was taken in
+            data.write_without_log("epoch", self.system.epoch_idx)  # for the other traces (history unchanged)
             break
         communicator.barrier()  # no rank starts (or renames a refused checkpoint) before every rank has read
 
@@ -141,6 +169,7 @@ class RestoreWizard(Trace):
         self.system.save_state(path)  # in a data-parallel run: a collective, rank 0 writes, the others wait
         if not main:
             return
+        self._write_key(os.path.basename(path))
         for old in self.checkpoints()[self.keep:]:
             shutil.rmtree(old, ignore_errors=True)
 
