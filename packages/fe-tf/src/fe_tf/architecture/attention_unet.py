@@ -5,7 +5,7 @@ from typing import Tuple
 
 from fe_core.export import fe_export
 from fe_tf._keras import keras, layers
-from fe_tf.architecture.unet import check_unet_input_size, conv_pair, up_conv
+from fe_tf.architecture.unet import check_unet_input_size, conv_pair, unet_encoder, up_conv
 
 __all__ = ["AttentionUNet", "attention_block"]
 
@@ -23,10 +23,10 @@ def attention_block(n_filters: int, decoder_input: keras.KerasTensor,
     Returns:
         Output Keras tensor (`encoder_input` times the attention map).
     """
-    decoded = layers.BatchNormalization()(layers.Conv2D(n_filters, 1)(decoder_input))
-    encoded = layers.BatchNormalization()(layers.Conv2D(n_filters, 1)(encoder_input))
-    gate = layers.Activation("relu")(layers.Add()([decoded, encoded]))
-    gate = layers.BatchNormalization()(layers.Conv2D(1, 1)(gate))
+    decoded = layers.BatchNormalization()(layers.Conv2D(n_filters, kernel_size=1)(decoder_input))
+    encoded = layers.BatchNormalization()(layers.Conv2D(n_filters, kernel_size=1)(encoder_input))
+    gate = layers.ReLU()(layers.Add()([encoded, decoded]))
+    gate = layers.BatchNormalization()(layers.Conv2D(1, kernel_size=1)(gate))
     gate = layers.Activation("sigmoid")(gate)
     return layers.Multiply()([encoder_input, gate])
 
@@ -34,6 +34,9 @@ def attention_block(n_filters: int, decoder_input: keras.KerasTensor,
 @fe_export("fe.architecture.tensorflow.attention_unet.AttentionUNet", "fe.architecture.tensorflow.AttentionUNet")
 def AttentionUNet(input_size: Tuple[int, int, int] = (128, 128, 1)) -> keras.Model:  # noqa: N802
     """UNet with attention-gated skip connections (https://arxiv.org/abs/1804.03999); one sigmoid output channel.
+
+    Layer for layer as FastEstimator's: the UNet encoder (with its two Dropout(0.5) layers), then per decoder stage
+    an upsampling convolution, an attention gate on the skip connection, the concatenation and two convolutions.
 
     Args:
         input_size: (height, width, channels); height and width must be multiples of 16.
@@ -46,13 +49,7 @@ def AttentionUNet(input_size: Tuple[int, int, int] = (128, 128, 1)) -> keras.Mod
     """
     check_unet_input_size(input_size, "AttentionUNet")
     inputs = keras.Input(shape=tuple(input_size))
-    skips = []
-    x = inputs
-    for filters in (64, 128, 256, 512):
-        x = conv_pair(x, filters)
-        skips.append(x)
-        x = layers.MaxPooling2D(pool_size=(2, 2))(x)
-    x = conv_pair(x, 1024)
+    skips, x = unet_encoder(inputs)
     for filters, skip in zip((512, 256, 128, 64), reversed(skips)):
         x = up_conv(x, filters)
         x = layers.Concatenate(axis=-1)([attention_block(filters, x, skip), x])

@@ -1,4 +1,4 @@
-"""`LeNet`: a small convolutional classifier (FastEstimator's TensorFlow LeNet)."""
+"""`LeNet`: a small convolutional classifier (FastEstimator's TensorFlow LeNet, layer for layer)."""
 from __future__ import annotations
 
 from typing import Tuple
@@ -13,8 +13,11 @@ __all__ = ["LeNet"]
 def LeNet(input_shape: Tuple[int, int, int] = (28, 28, 1), classes: int = 10) -> keras.Model:  # noqa: N802
     """A LeNet with 3 convolutional and 2 dense layers, ending in a softmax.
 
-    conv32-pool-conv64-pool-conv64-flatten-dense64-dense(classes, softmax); the softmax runs in float32 so mixed
-    precision models still output float32 probabilities.
+    A `Sequential` model of 8 layers, in FastEstimator's order: conv32-pool-conv64-pool-conv64-flatten-dense64-
+    dense(classes, softmax). The softmax is the last Dense layer's activation (no separate layer), so recipes that
+    index layers keep working: `model.layers[-3]` is the Flatten (576 features for 28x28 inputs, 1024 for 32x32) and
+    `model.layers[-2]` the 64-unit Dense. The last Dense computes in float32, so mixed precision models still output
+    float32 probabilities.
 
     Args:
         input_shape: (height, width, channels) of the images; height and width must be at least 18.
@@ -28,13 +31,14 @@ def LeNet(input_shape: Tuple[int, int, int] = (28, 28, 1), classes: int = 10) ->
 
     Example:
         >>> # model = fe.build(model_fn=lambda: LeNet(input_shape=(32, 32, 3)), optimizer_fn="adam")  # doctest: +SKIP
+        >>> # features = keras.Model(model.inputs, model.layers[-3].output)  # the 1024 flattened features
     """
     if len(input_shape) != 3:
         raise ValueError(f"LeNet input_shape must be (height, width, channels), got {input_shape}")
     if input_shape[0] < 18 or input_shape[1] < 18:
         raise ValueError(f"LeNet needs images of at least 18x18, got input_shape {input_shape}")
     return keras.Sequential([
-        keras.Input(shape=input_shape),
+        keras.Input(shape=tuple(input_shape)),
         layers.Conv2D(32, (3, 3), activation="relu"),
         layers.MaxPooling2D((2, 2)),
         layers.Conv2D(64, (3, 3), activation="relu"),
@@ -42,6 +46,5 @@ def LeNet(input_shape: Tuple[int, int, int] = (28, 28, 1), classes: int = 10) ->
         layers.Conv2D(64, (3, 3), activation="relu"),
         layers.Flatten(),
         layers.Dense(64, activation="relu"),
-        layers.Dense(classes),
-        layers.Activation("softmax", dtype="float32"),
+        layers.Dense(classes, activation="softmax", dtype="float32"),
     ])

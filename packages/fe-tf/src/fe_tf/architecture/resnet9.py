@@ -20,19 +20,18 @@ def _conv_block(x: keras.KerasTensor, channels: int, pool: bool = False) -> kera
 
 @fe_export("fe.architecture.tensorflow.resnet9.residual")
 def residual(x: keras.KerasTensor, num_channel: int) -> keras.KerasTensor:
-    """A ResNet9 residual unit: two conv-batchnorm-leaky-ReLU blocks added to their input.
+    """The residual branch of a ResNet9 unit: two conv-batchnorm-leaky-ReLU blocks (as FastEstimator's `residual`,
+    the caller adds the branch to its input: `layers.Add()([x, residual(x, channels)])`).
 
     Args:
         x: Input Keras tensor.
         num_channel: The number of channels of the convolutions (and of `x`).
 
     Returns:
-        Output Keras tensor.
+        Output Keras tensor (the branch, without the shortcut).
     """
-    shortcut = x
     x = _conv_block(x, num_channel)
-    x = _conv_block(x, num_channel)
-    return layers.Add()([shortcut, x])
+    return _conv_block(x, num_channel)
 
 
 @fe_export("fe.architecture.tensorflow.resnet9.ResNet9", "fe.architecture.tensorflow.ResNet9")
@@ -59,10 +58,10 @@ def ResNet9(input_size: Tuple[int, int, int] = (32, 32, 3), classes: int = 10) -
     inputs = keras.Input(shape=input_size)
     x = _conv_block(inputs, 64)
     x = _conv_block(x, 128, pool=True)
-    x = residual(x, 128)
+    x = layers.Add()([x, residual(x, 128)])
     x = _conv_block(x, 256, pool=True)
     x = _conv_block(x, 512, pool=True)
-    x = residual(x, 512)
+    x = layers.Add()([x, residual(x, 512)])
     x = layers.GlobalMaxPool2D()(x)
     x = layers.Flatten()(x)
     x = layers.Dense(classes)(x)

@@ -1,12 +1,12 @@
 """`UNet`: the standard U-shaped encoder-decoder segmentation network (Keras 3, channels last, sigmoid output)."""
 from __future__ import annotations
 
-from typing import Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 from fe_core.export import fe_export
 from fe_tf._keras import keras, layers
 
-__all__ = ["UNet", "check_unet_input_size", "conv_pair", "up_conv"]
+__all__ = ["UNet", "check_unet_input_size", "conv_pair", "up_conv", "unet_encoder"]
 
 
 def check_unet_input_size(input_size: Sequence[int], owner: str) -> None:
@@ -32,11 +32,32 @@ def up_conv(x: keras.KerasTensor, filters: int) -> keras.KerasTensor:
     return layers.Conv2D(filters, 3, padding="same", activation="relu", kernel_initializer="he_normal")(x)
 
 
+def unet_encoder(inputs: keras.KerasTensor) -> Tuple[List[keras.KerasTensor], keras.KerasTensor]:
+    """The UNet encoder as FastEstimator builds it: four stages of two convolutions and a 2x2 max pooling (64-512
+    filters; the 512 stage's output passes a Dropout(0.5) before its pooling) and a 1024-filter bottleneck followed by
+    Dropout(0.5).
+
+    Returns:
+        (the four skip connections, from the 64-filter stage to the dropped-out 512-filter one; the bottleneck).
+    """
+    skips = []
+    x = inputs
+    for filters in (64, 128, 256, 512):
+        x = conv_pair(x, filters)
+        if filters == 512:
+            x = layers.Dropout(0.5)(x)
+        skips.append(x)
+        x = layers.MaxPooling2D(pool_size=(2, 2))(x)
+    x = conv_pair(x, 1024)
+    return skips, layers.Dropout(0.5)(x)
+
+
 @fe_export("fe.architecture.tensorflow.unet.UNet", "fe.architecture.tensorflow.UNet")
 def UNet(input_size: Tuple[int, int, int] = (128, 128, 1), output_channel: int = 1) -> keras.Model:  # noqa: N802
-    """A standard UNet: four encoder stages (64-512 filters, max pooling), a 1024-filter bottleneck, four decoder
-    stages (upsampling, concatenation with the encoder's skip connection, two convolutions), and a 1x1 convolution
-    with a (float32) sigmoid.
+    """A standard UNet, layer for layer as FastEstimator's: four encoder stages (64-512 filters, max pooling, a
+    Dropout(0.5) after the 512-filter stage), a 1024-filter bottleneck with Dropout(0.5), four decoder stages
+    (bilinear upsampling and a convolution, concatenation with the encoder's skip connection, two convolutions), and
+    a 1x1 convolution with a (float32) sigmoid.
 
     Args:
         input_size: (height, width, channels); height and width must be multiples of 16.
@@ -50,13 +71,7 @@ def UNet(input_size: Tuple[int, int, int] = (128, 128, 1), output_channel: int =
     """
     check_unet_input_size(input_size, "UNet")
     inputs = keras.Input(shape=tuple(input_size))
-    skips = []
-    x = inputs
-    for filters in (64, 128, 256, 512):
-        x = conv_pair(x, filters)
-        skips.append(x)
-        x = layers.MaxPooling2D(pool_size=(2, 2))(x)
-    x = conv_pair(x, 1024)
+    skips, x = unet_encoder(inputs)
     for filters, skip in zip((512, 256, 128, 64), reversed(skips)):
         x = layers.Concatenate(axis=-1)([skip, up_conv(x, filters)])
         x = conv_pair(x, filters)

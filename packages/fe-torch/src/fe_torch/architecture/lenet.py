@@ -45,6 +45,7 @@ class LeNet(nn.Module):
             raise ValueError(f"LeNet input_shape {tuple(input_shape)} is too small: height and width must be at least "
                              f"18")
         super().__init__()
+        self.pool_kernel = _POOL
         self.conv1 = nn.Conv2d(input_shape[0], 32, _KERNEL)
         self.conv2 = nn.Conv2d(32, 64, _KERNEL)
         self.conv3 = nn.Conv2d(64, 64, _KERNEL)

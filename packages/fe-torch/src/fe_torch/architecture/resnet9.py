@@ -36,7 +36,9 @@ class Residual(nn.Module):
 @fe_export("fe.architecture.pytorch.resnet9.ResNet9", "fe.architecture.pytorch.ResNet9")
 class ResNet9(nn.Module):
     """The 9-layer ResNet of cifar10-fast (as in FastEstimator): prep 64, then 128/256/512 stages of
-    conv-maxpool-batchnorm-leaky-ReLU with residual blocks after the first and last, global max pool, dense, softmax.
+    conv-maxpool-batchnorm-leaky-ReLU with residual blocks after each, global max pool, dense, softmax. Modules,
+    names and batch-norm momenta (0.8 for the stage convolutions, torch's default in the residual blocks) are
+    FastEstimator's, so its weights load.
 
     Args:
         input_size: The input's (channels, height, width); height and width must be at least 16.
@@ -57,15 +59,15 @@ class ResNet9(nn.Module):
             raise ValueError(f"ResNet9 needs height and width of at least 16, got input_size {tuple(input_size)}")
         super().__init__()
         self.conv0 = nn.Conv2d(input_size[0], 64, 3, padding=1)
-        self.conv0_bn = nn.BatchNorm2d(64, momentum=0.2)
+        self.conv0_bn = nn.BatchNorm2d(64, momentum=0.8)
         self.conv1 = nn.Conv2d(64, 128, 3, padding=1)
-        self.conv1_bn = nn.BatchNorm2d(128, momentum=0.2)
+        self.conv1_bn = nn.BatchNorm2d(128, momentum=0.8)
         self.residual1 = Residual(128)
         self.conv2 = nn.Conv2d(128, 256, 3, padding=1)
-        self.conv2_bn = nn.BatchNorm2d(256, momentum=0.2)
+        self.conv2_bn = nn.BatchNorm2d(256, momentum=0.8)
         self.residual2 = Residual(256)
         self.conv3 = nn.Conv2d(256, 512, 3, padding=1)
-        self.conv3_bn = nn.BatchNorm2d(512, momentum=0.2)
+        self.conv3_bn = nn.BatchNorm2d(512, momentum=0.8)
         self.residual3 = Residual(512)
         self.fc1 = nn.Linear(512, classes)
 

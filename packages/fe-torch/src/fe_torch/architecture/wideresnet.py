@@ -15,7 +15,8 @@ __all__ = ["WideResidualNetwork", "BasicBlock", "NetworkBlock"]
 @fe_export("fe.architecture.pytorch.wideresnet.BasicBlock")
 class BasicBlock(nn.Module):
     """A pre-activation residual block: BN-ReLU-conv3x3(stride)-BN-ReLU-(dropout)-conv3x3, plus a shortcut (a 1x1
-    strided convolution when the channel count changes).
+    strided convolution, `convShortcut`, when the channel count changes). Modules and names as FastEstimator's
+    (`bn1`, `relu1`, `conv1`, `bn2`, `relu2`, `conv2`, `convShortcut`), so its weights load.
 
     Args:
         in_planes: How many channels enter the block.
@@ -26,21 +27,26 @@ class BasicBlock(nn.Module):
 
     def __init__(self, in_planes: int, out_planes: int, stride: int, dropout: float = 0.0) -> None:
         super().__init__()
+        # FastEstimator's module names and order (the state_dict keys of its checkpoints)
         self.bn1 = nn.BatchNorm2d(in_planes)
-        self.conv1 = nn.Conv2d(in_planes, out_planes, 3, stride=stride, padding=1, bias=False)
+        self.relu1 = nn.ReLU(inplace=True)
+        self.conv1 = nn.Conv2d(in_planes, out_planes, kernel_size=3, stride=stride, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(out_planes)
-        self.conv2 = nn.Conv2d(out_planes, out_planes, 3, stride=1, padding=1, bias=False)
+        self.relu2 = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(out_planes, out_planes, kernel_size=3, stride=1, padding=1, bias=False)
         self.dropout = float(dropout)
-        self.equal_in_out = in_planes == out_planes
-        self.shortcut = None if self.equal_in_out else nn.Conv2d(in_planes, out_planes, 1, stride=stride, bias=False)
+        self.droprate = self.dropout
+        self.equalInOut = in_planes == out_planes  # pylint: disable=invalid-name  # FastEstimator's name
+        self.convShortcut = None if self.equalInOut else nn.Conv2d(  # pylint: disable=invalid-name
+            in_planes, out_planes, kernel_size=1, stride=stride, padding=0, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        activated = F.relu(self.bn1(x))
-        out = F.relu(self.bn2(self.conv1(activated)))
+        activated = self.relu1(self.bn1(x))
+        out = self.relu2(self.bn2(self.conv1(activated)))
         if self.dropout > 0:
             out = F.dropout(out, p=self.dropout, training=self.training)
         out = self.conv2(out)
-        return out + (x if self.shortcut is None else self.shortcut(activated))
+        return torch.add(x if self.convShortcut is None else self.convShortcut(activated), out)
 
 
 @fe_export("fe.architecture.pytorch.wideresnet.NetworkBlock")
@@ -96,8 +102,10 @@ class WideResidualNetwork(nn.Module):
         self.block2 = NetworkBlock(blocks, channels[1], channels[2], BasicBlock, 2, dropout)
         self.block3 = NetworkBlock(blocks, channels[2], channels[3], BasicBlock, 2, dropout)
         self.bn1 = nn.BatchNorm2d(channels[3])
+        self.relu = nn.ReLU(inplace=True)
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
         self.fc = nn.Linear(channels[3], classes)
-        self.n_channels = channels[3]
+        self.nChannels = channels[3]  # pylint: disable=invalid-name  # FastEstimator's name
         for module in self.modules():
             if isinstance(module, nn.Conv2d):
                 nn.init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
@@ -109,5 +117,5 @@ class WideResidualNetwork(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self.block3(self.block2(self.block1(self.conv1(x))))
-        out = F.relu(self.bn1(out))
-        return self.fc(torch.flatten(F.adaptive_avg_pool2d(out, 1), 1))
+        out = self.avgpool(self.relu(self.bn1(out)))
+        return self.fc(torch.flatten(out, 1))
