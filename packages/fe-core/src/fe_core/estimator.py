@@ -21,6 +21,7 @@ from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.progress_bar import ProgressBar
 from fe_core.untrained_models import warn_models_never_updated
 from fe_core.trace.abort import abort_run
+from fe_core.termination import SIGTERM_EXIT_CODE, Terminated, sigterm_as_interrupt
 from fe_core.export import fe_export
 from fe_core.misuse import check_ds_ids_exist, find_unavailable_input, suggest_keys, unavailable_key_message
 
@@ -68,6 +69,17 @@ def _caller_file() -> str:
 
 
 _FE_CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+@contextlib.contextmanager
+def _exit_on_sigterm() -> Any:
+    """SIGTERM during the run interrupts it as Ctrl-C does (one line, run history 'Aborted'), then the process exits
+    with code 143 as SIGTERM's default would, without a traceback (see `fe_core.termination`)."""
+    try:
+        with sigterm_as_interrupt():
+            yield
+    except Terminated:
+        raise SystemExit(SIGTERM_EXIT_CODE) from None
 
 
 def _history(system: System, est_path: str, defer_row: bool = False) -> Any:
@@ -262,7 +274,7 @@ class Estimator:
         keep_freed_memory()  # steps reuse their buffers instead of faulting them in again (see fe_core.allocator)
         try:
             # The run history writes its first row once the first training step is done: off the path to that step.
-            with _history(self.system, self.filepath, defer_row=True) as recorder:
+            with _exit_on_sigterm(), _history(self.system, self.filepath, defer_row=True) as recorder:
                 self._after_first_step = getattr(recorder, "start_row", None)
                 self._prepare_traces(run_modes)
                 if warmup:
@@ -288,7 +300,7 @@ class Estimator:
         check_datasets_agree(self.pipeline, {"test"}, "test")
         keep_freed_memory()
         try:
-            with _history(self.system, self.filepath):
+            with _exit_on_sigterm(), _history(self.system, self.filepath):
                 self._prepare_traces({"test"})
                 self._check_ds_ids()
                 with _pipeline_workers(self.pipeline):
@@ -468,10 +480,11 @@ class Estimator:
                         self._run_epoch("eval", eager)
         except EarlyStop:
             pass
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM (Terminated) during the run
             abort_run(all_traces, self.system, "interrupted")
             # one short traceback (this frame up to the user's call), not the one through the framework's internals
-            raise KeyboardInterrupt(f"fe: interrupted at step {self.system.global_step}") from None
+            kind = Terminated if isinstance(interrupt, Terminated) else KeyboardInterrupt
+            raise kind(f"fe: interrupted at step {self.system.global_step}") from None
         except BaseException as error:
             abort_run(all_traces, self.system, "failed", error)
             raise

@@ -170,6 +170,10 @@ def explain_with_warmup_checks(op: Any, store: Mapping[str, Any], state: Dict[st
             raise named from error
 
 
+# The Network class of each built-in backend, as messages name it.
+_NETWORK_OF = {"torch": "fe.network.TorchNetwork", "tf": "fe.network.TFNetwork"}
+
+
 @fe_export("fe.network.BaseNetwork")
 class BaseNetwork:
     """The framework-free part of a Network: key resolution, op execution, slicing and postprocessing.
@@ -202,6 +206,7 @@ class BaseNetwork:
         self.postprocessing: List[Any] = filter_nones(to_list(postprocessing))
         self.slicers: List[Any] = filter_nones(to_list(slicers))
         self._verify_inputs()
+        self._verify_model_frameworks()
         for op in get_current_items(self.ops):
             op.build(framework=self.target_type, device=self.device)
         self.models = collect_models(self.ops)
@@ -230,6 +235,20 @@ class BaseNetwork:
         for slicer in get_current_items(self.slicers):
             if not isinstance(slicer, Slicer):
                 raise ConfigurationTypeError(f"Network slicers must be Slicers, got {type(slicer).__name__}")
+
+    def _verify_model_frameworks(self) -> None:
+        """Refuse, before any op is built or step run, a model of another framework than this Network's (a torch
+        model in a TFNetwork fails deep in its first step otherwise), naming the model and the Network to use."""
+        for model in collect_models(self.ops):
+            owner = backend_for_model(model)
+            if owner is None or owner.name == self.target_type:
+                continue
+            network = _NETWORK_OF.get(owner.name, f"the {owner.name} backend's Network")
+            raise ConfigurationError(
+                f"{type(self).__name__} got model {getattr(model, 'model_name', type(model).__name__)!r}, a "
+                f"{owner.name} model ({type(model).__module__}.{type(model).__qualname__}); a {type(self).__name__} "
+                f"runs {self.target_type} models only. Use fe.Network(ops=...), which picks the Network from the "
+                f"models, or {network}")
 
     def _clear_ctx(self) -> None:
         self.ctx_mode: Optional[str] = None

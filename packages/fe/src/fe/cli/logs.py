@@ -121,6 +121,8 @@ def logs(args: Options, unknown: Optional[List[str]]) -> int:
         args.paths = [args.paths]
     if args.save is True and getattr(args, "save_dir", None):  # FastEstimator's SaveAction: save=True, save_dir=DIR
         args.save = args.save_dir
+    elif args.save is False:  # FastEstimator's dict when not saving: the default image (history.png)
+        args.save = None
     files = collect_log_files(args.paths, args.extension, args.recursive)
     try:
         summaries = [parse_log_file(path, args.extension if path.endswith(args.extension) else None)

@@ -15,6 +15,7 @@ from fe.cli.train import add_test_parser, add_train_parser
 __all__ = ["build_parser", "main", "run_main"]
 
 _COMMANDS = ("train", "test", "run", "logs", "plot", "history")
+INTERRUPTED_EXIT_CODE = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,7 +49,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         argv: The arguments (default: `sys.argv[1:]`).
 
     Returns:
-        The exit code: 0 on success, 2 for a usage error (printed as one line on stderr, without a traceback).
+        The exit code: 0 on success, 2 for a usage error (printed as one line on stderr, without a traceback), 130
+        after Ctrl-C (the run's one `FastEstimator-Interrupted: ...` line is all that is printed). SIGTERM during a
+        run ends the process with code 143 the same way (see `fe_core.termination`).
     """
     tokens = list(sys.argv[1:] if argv is None else argv)
     command = next((token for token in tokens if not token.startswith("-")), "")
@@ -59,6 +62,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     except CLIError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return USAGE_EXIT_CODE
+    except KeyboardInterrupt as interrupt:  # the Estimator printed where the run stopped and how to resume
+        if not str(interrupt).startswith("fe: interrupted"):  # Ctrl-C outside a run (importing the script, ...)
+            print(f"{prog}: interrupted", file=sys.stderr)
+        return INTERRUPTED_EXIT_CODE
 
 
 def run_main(argv: Optional[List[str]] = None) -> int:

@@ -74,10 +74,14 @@ def _has_test_data(estimator: Any) -> bool:
     return "test" in getattr(getattr(estimator, "pipeline", None), "data", {})
 
 
-def _fit_and_test(estimator: Any, summary: Optional[str], warmup: bool, run_test: bool, eager: bool = False) -> int:
+def _fit_and_test(estimator: Any, summary: Optional[str], warmup: bool, run_test: bool, eager: bool = False,
+                  where: str = "get_estimator()", prog: str = "fe train") -> int:
     estimator.fit(summary=summary, warmup=warmup, eager=eager)
-    if run_test and _has_test_data(estimator):
-        estimator.test(summary=summary, eager=eager)
+    if run_test:
+        if _has_test_data(estimator):
+            estimator.test(summary=summary, eager=eager)
+        else:  # said, not skipped silently (`fe test` refuses such a pipeline with the same words)
+            print(f"{prog}: not testing: the pipeline built by {where} has no test data", file=sys.stderr)
     return 0
 
 
@@ -107,7 +111,7 @@ def train(args: Options, unknown: Optional[List[str]]) -> int:
     where = f"get_estimator() in {args.entry_point}"
     estimator = build_estimator(find_get_estimator(module, args.entry_point), arguments, where, raw)
     return _fit_and_test(estimator, args.summary, warmup, run_test=bool(args.then_test) and not args.no_test,
-                         eager=eager)
+                         eager=eager, where=where)
 
 
 def test(args: Options, unknown: Optional[List[str]]) -> int:
@@ -229,4 +233,5 @@ def run_main(get_estimator: Callable[..., Any], argv: Optional[List[str]] = None
     except CLIError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return USAGE_EXIT_CODE
-    return _fit_and_test(estimator, None if summary is None else str(summary), warmup, run_test=True)
+    return _fit_and_test(estimator, None if summary is None else str(summary), warmup, run_test=True, where=where,
+                         prog=prog)
