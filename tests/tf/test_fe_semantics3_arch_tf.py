@@ -97,3 +97,17 @@ def test_wide_residual_network_layers(widen_factor: int, dropout: float, expecte
     assert _kinds(model)[-2:] == ["GlobalAveragePooling2D", "Dense"]
     assert model.layers[-1].activation.__name__ == "softmax"
     assert model(np.zeros((2, 8, 8, 3), np.float32)).shape == (2, 4)
+
+
+def test_saliency_masks_keep_the_input_layout_with_one_channel() -> None:
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    from fe_core.xai import SaliencyNet  # pylint: disable=import-outside-toplevel
+    images = np.random.default_rng(0).random((4, 28, 28, 1)).astype(np.float32)
+    net = SaliencyNet(LeNet(), model_inputs="x", model_outputs="y_pred")
+    masks = net.get_masks({"x": images})
+    assert isinstance(masks["saliency"], tf.Tensor) and tuple(masks["saliency"].shape) == (4, 28, 28, 1)
+    assert tuple(net.get_integrated_masks({"x": images}, nsamples=2)["saliency"].shape) == (4, 28, 28, 1)
+    assert tuple(net.get_smoothed_masks({"x": images}, nsamples=2)["saliency"].shape) == (4, 28, 28, 1)
+    rgb = SaliencyNet(ResNet9(input_size=(16, 16, 3)), model_inputs="x", model_outputs="y_pred")
+    assert tuple(rgb.get_masks({"x": np.ones((2, 16, 16, 3), np.float32)})["saliency"].shape) == (2, 16, 16, 1)

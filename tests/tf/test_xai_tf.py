@@ -36,7 +36,7 @@ def test_saliency_masks_light_up_the_pixels_the_model_reads():
     assert all(isinstance(value, tf.Tensor) for value in masks.values())  # tf tensors, as FastEstimator
     assert masks["y_pred"].numpy().tolist() == [0, 0]
     mask = masks["saliency"].numpy()
-    assert mask.shape == (2, 16, 16)
+    assert mask.shape == (2, 16, 16, 1)  # the input's layout, one channel (as FastEstimator)
     assert (mask[:, :4, :4] == 1.0).all() and (mask[:, 4:, :] == 0.0).all()
     integrated = net.get_integrated_masks({"x": tf.constant(_images())}, nsamples=3)["saliency"]
     assert isinstance(integrated, tf.Tensor)

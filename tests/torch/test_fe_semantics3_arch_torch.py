@@ -83,3 +83,18 @@ def test_weights_path_loads_a_saved_state_dict(model_fn: Any, tmp_path: Any) -> 
     loaded = build(model_fn=model_fn, optimizer_fn="adam", weights_path=str(tmp_path / "source.pt"))
     for (name, a), (_, b) in zip(source.state_dict().items(), loaded.state_dict().items()):
         assert torch.equal(a.cpu(), b.cpu()), name
+
+
+def test_saliency_masks_keep_the_input_layout_with_one_channel() -> None:
+    from fe_core.xai import SaliencyNet  # pylint: disable=import-outside-toplevel
+    torch.manual_seed(0)
+    model = LeNet()
+    images = torch.rand(4, 1, 28, 28)
+    net = SaliencyNet(model, model_inputs="x", model_outputs="y_pred")
+    masks = net.get_masks({"x": images})
+    assert masks["saliency"].shape == (4, 1, 28, 28) and isinstance(masks["saliency"], torch.Tensor)
+    assert net.get_integrated_masks({"x": images}, nsamples=2)["saliency"].shape == (4, 1, 28, 28)
+    assert net.get_smoothed_masks({"x": images}, nsamples=2)["saliency"].shape == (4, 1, 28, 28)
+    assert masks["y_pred"].shape == (4,)
+    rgb = SaliencyNet(ResNet9(input_size=(3, 16, 16)), model_inputs="x", model_outputs="y_pred")
+    assert rgb.get_masks({"x": torch.rand(2, 3, 16, 16)})["saliency"].shape == (2, 1, 16, 16)

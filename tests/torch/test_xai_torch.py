@@ -48,13 +48,14 @@ def test_saliency_masks_light_up_the_pixels_the_model_reads():
     assert all(isinstance(value, torch.Tensor) for value in masks.values())  # torch tensors, as FastEstimator
     assert masks["y_pred"].tolist() == [0, 0]
     mask = masks["saliency"]
-    assert mask.shape == (2, 16, 16) and mask.dtype == torch.float32
+    assert mask.shape == (2, 1, 16, 16) and mask.dtype == torch.float32  # the input's layout, one channel
     assert net.get_masks({"x": torch.from_numpy(_images())})["saliency"].tolist() == mask.tolist()  # tensors in
+    mask = mask[:, 0]
     assert (mask[:, :4, :4] == 1.0).all() and (mask[:, 4:, :] == 0.0).all()
-    integrated = net.get_integrated_masks({"x": _images()}, nsamples=4)["saliency"]
+    integrated = net.get_integrated_masks({"x": _images()}, nsamples=4)["saliency"][:, 0]
     assert (integrated[:, :4, :4] > 0.9).all() and (integrated[:, 8:, 8:] == 0).all()
     np.random.seed(0)
-    smooth = net.get_smoothed_masks({"x": _images()}, nsamples=3)["saliency"]
+    smooth = net.get_smoothed_masks({"x": _images()}, nsamples=3)["saliency"][:, 0]
     assert isinstance(integrated, torch.Tensor) and isinstance(smooth, torch.Tensor)
     assert (smooth[:, :4, :4] > 0.9).all() and (smooth[:, 8:, 8:] < 0.1).all()
     with pytest.raises(ValueError, match="one output key per model input"):

@@ -30,16 +30,17 @@ def _backend(model: Any) -> ModuleType:
 
 
 def to_greyscale_mask(gradients: np.ndarray, channel_axis: int, percentile: float = 99.0) -> np.ndarray:
-    """Gradient maps to greyscale masks in [0, 1]: absolute values summed over channels (image batches of rank 4),
-    then per sample scaled from its minimum to its `percentile`-th percentile and clipped.
+    """Gradient maps to greyscale masks in [0, 1]: absolute values summed over the channel axis of image batches
+    (rank 4), which stays as an axis of size 1 (as FastEstimator's masks: (N, H, W, 1) channels last, (N, 1, H, W)
+    channels first), then per sample scaled from its minimum to its `percentile`-th percentile and clipped.
 
     Example:
         >>> to_greyscale_mask(np.array([[[[1.0, -3.0], [0.0, 2.0]]]]), channel_axis=-1, percentile=100).tolist()
-        [[[1.0, 0.0]]]
+        [[[[1.0], [0.0]]]]
     """
     grads = np.abs(np.asarray(gradients, dtype=np.float64))
     if grads.ndim == 4:
-        grads = grads.sum(axis=channel_axis)
+        grads = grads.sum(axis=channel_axis, keepdims=True)
     flat = grads.reshape(grads.shape[0], -1)
     vmax = np.percentile(flat, percentile, axis=1).reshape((-1,) + (1,) * (grads.ndim - 1))
     vmin = flat.min(axis=1).reshape((-1,) + (1,) * (grads.ndim - 1))
@@ -66,7 +67,9 @@ class SaliencyNet:
 
     Example:
         >>> # net = SaliencyNet(model, model_inputs="x", model_outputs="y_pred")
-        >>> # masks = net.get_smoothed_masks({"x": images})  # {'y_pred': classes, 'saliency': (N, H, W) masks}
+        >>> # masks = net.get_smoothed_masks({"x": images})  # {'y_pred': classes, 'saliency': masks}
+        >>> # masks of image batches keep the input's layout with one channel: (N, H, W, 1) for a Keras model,
+        >>> # (N, 1, H, W) for a torch one
     """
 
     def __init__(self,

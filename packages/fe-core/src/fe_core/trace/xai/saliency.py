@@ -115,6 +115,10 @@ class Saliency(Trace):
                 if self.integrating[1] else net.get_integrated_masks(batch, nsamples=self.integrating[0])
         from fe_core.framework.public import to_host  # pylint: disable=import-outside-toplevel
         results = {name: to_host(result) for name, result in results.items()}  # SaliencyNet hands back tensors
+        for result in results.values():  # SaliencyNet's image masks keep a channel axis of size 1: drop it here
+            for key in net.outputs:
+                if np.ndim(result[key]) == 4:
+                    result[key] = np.squeeze(result[key], axis=net.backend.CHANNEL_AXIS)
         self.last_masks = {f"{name}_{idx}": result[key] for name, result in results.items()
                            for idx, key in enumerate(net.outputs)}
         predicted = results["saliency"][self.model_outputs[0]]
