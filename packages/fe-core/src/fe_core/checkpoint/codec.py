@@ -356,8 +356,9 @@ class _Decoder:
 
     def _summary(self, data: Dict[str, Any], path: str) -> Summary:
         state = self.decode(_field(data, "state", (dict,), path, "Summary"), path)
+        # a name is a string, None, or a number (InstanceTracker / LabelTracker name their Summaries by index / label)
         if type(state) is not dict or type(state.get("history")) is not dict or \
-                not (state.get("name") is None or type(state.get("name")) is str):
+                not (state.get("name") is None or type(state.get("name")) in (str, int, float)):
             raise CheckpointDecodeError(f"{path}: malformed 'Summary' entry (expected a name and a history dict)")
         summary = Summary(None)
         try:

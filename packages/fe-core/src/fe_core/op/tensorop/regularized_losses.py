@@ -99,6 +99,18 @@ class SuperLoss(LossOp):
         from fe_core.framework.registry import get_backend  # pylint: disable=import-outside-toplevel
         get_backend(framework).kernel("super_loss_init")(self, device, {})  # tau state, on the device
 
+    @property
+    def initialized(self) -> Dict[str, Any]:
+        """FastEstimator's {mode: whether the moving-average threshold has started} (a bool, or TensorFlow's
+        variable), once the op is built ({} before)."""
+        return {mode: entry[0] for mode, entry in self.fe_backend_state.get("modes", {}).items()}
+
+    @property
+    def tau(self) -> Dict[str, Any]:
+        """FastEstimator's {mode: threshold tau} (the framework's tensor or variable, on the op's device), once the
+        op is built ({} before)."""
+        return {mode: entry[1] for mode, entry in self.fe_backend_state.get("modes", {}).items()}
+
     def get_state(self) -> Dict[str, Any]:
         """Checkpoint state: per mode, [initialized (0/1), tau] as plain floats."""
         if getattr(self, "framework", None) is None:

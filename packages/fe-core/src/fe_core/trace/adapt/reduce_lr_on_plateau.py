@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, List, Optional, Union
 
+import numpy as np
+
 from fe_core.data import Data
 from fe_core.framework.registry import model_backend
 from fe_core.trace.adapt.model_metric import ModelMetricTrace, model_name_of
@@ -78,8 +80,9 @@ class ReduceLROnPlateau(ModelMetricTrace):
         self.wait += 1
         if self.wait >= self.patience:
             backend = model_backend(self.model)
-            new_lr = max(self.min_lr, self.factor * float(backend.get_lr(self.model)))
-            backend.set_lr(self.model, new_lr)
+            # the product in float32, as FastEstimator computes it: 0.1 * 0.001 prints 0.0001, not 0.00010000000000000002
+            new_lr = max(self.min_lr, np.float32(self.factor * float(backend.get_lr(self.model))))
+            backend.set_lr(self.model, float(new_lr))
             self.wait = 0
             data.write_with_log(self.lr_key, new_lr)
             print(f"FastEstimator-ReduceLROnPlateau: learning rate reduced to {new_lr}")

@@ -5,7 +5,9 @@ import math
 import numbers
 import os
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
 
 from fe_core.data import Data
 from fe_core.distributed.communicator import get_communicator
@@ -30,7 +32,9 @@ class BestModelSaver(ModelMetricTrace):
     value). With `load_best_final`, the best weights are loaded back into the model when training ends.
 
     The metric is added to the monitored keys, so the eval Essential averages it over each epoch. `best`,
-    `since_best` and `model_path` are plain attributes, saved with a checkpoint.
+    `since_best` and `model_path` are plain attributes, saved with a checkpoint. As in FastEstimator, `monitor_op`
+    (`np.less` for 'min', `np.greater` for 'max') decides whether a value beats `best`, and `metric`, `save_dir`,
+    `model_name` and `model_path` are attributes subclasses use.
 
     Args:
         model: A model built with `build`.
@@ -76,6 +80,9 @@ class BestModelSaver(ModelMetricTrace):
         self.model_path: Optional[str] = None
         self.since_best = 0
         self.best: Any = math.inf if save_best_mode == "min" else -math.inf
+        # FastEstimator's comparison, which subclasses call (and may replace): is the first value better?
+        self.monitor_op: Callable[[Any, Any], Any] = np.less if save_best_mode == "min" else np.greater
+        self._model_name: Optional[str] = None
 
     def get_state(self) -> Dict[str, Any]:
         """Checkpoint state: the best value, epochs since it, and the saved file's name (not its path)."""
@@ -89,7 +96,8 @@ class BestModelSaver(ModelMetricTrace):
                 not isinstance(since_best, numbers.Integral) or since_best < 0:
             raise ValueError(f"BestModelSaver: the checkpoint's best/since_best {best!r}/{since_best!r} are not a "
                              f"number and a non-negative count")
-        pattern = re.compile(re.escape(self.weights_name) + r"(\.[A-Za-z0-9_.]+)?" if self.weights_name else
+        fixed = self._model_name or self.weights_name
+        pattern = re.compile(re.escape(fixed) + r"(\.[A-Za-z0-9_.]+)?" if fixed else
                              re.escape(model_name_of(self.model)) + r"_best_[^/\\]+")
         if model_file is not None and not own_file_name(model_file, pattern):
             raise ValueError(f"BestModelSaver: the checkpoint names {model_file!r}, which is not a file this saver "
@@ -107,15 +115,24 @@ class BestModelSaver(ModelMetricTrace):
 
     @property
     def model_name(self) -> str:
-        """The saved file's name without extension: `weights_name`, or `<model_name>_best_<metric>`."""
+        """The saved file's name without extension: `weights_name`, or `<model_name>_best_<metric>` (a subclass may
+        assign another name, as FastEstimator's subclasses do)."""
+        if self._model_name is not None:
+            return self._model_name
         return self.weights_name or f"{model_name_of(self.model)}_best_{self.metric}"
+
+    @model_name.setter
+    def model_name(self, name: str) -> None:
+        if not isinstance(name, str) or not name or os.path.basename(name) != name:
+            raise ValueError(f"BestModelSaver model_name must be a plain file name, got {name!r}")
+        self._model_name = name
 
     def on_begin(self, data: Data) -> None:
         check_architecture_saving(self, model_backend(self.model) if self.save_architecture else None)
 
     def on_epoch_end(self, data: Data) -> None:
         current = self.read_metric(data)
-        if (current < self.best) if self.save_best_mode == "min" else (current > self.best):
+        if self.monitor_op(current, self.best):
             self.best = current
             self.since_best = 0
             if self.save_dir:

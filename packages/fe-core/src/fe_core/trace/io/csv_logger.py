@@ -72,7 +72,9 @@ class CSVLogger(Trace):
 
     Args:
         filename: Output filename.
-        monitor_names: List of keys to monitor. If None then all metrics will be recorded.
+        monitor_names: List of keys to monitor. If None then all metrics will be recorded. '*' stands for 'all the
+            usual keys' (every logged value, and every per-instance value in instance rows), so `['*', 'y']` records
+            them plus the key 'y' (in instance rows, one value per sample).
         instance_id_key: A key that holds a unique id for every sample (given by the pipeline); when set, per-instance
             values are recorded too.
         mode: What mode(s) to execute this Trace in. For example, "train", "eval", "test", or "infer". To execute
@@ -102,7 +104,8 @@ class CSVLogger(Trace):
         if reserved:
             raise ValueError(f"CSVLogger monitor_names {reserved} clash with the columns it writes itself "
                              f"{[*_BASE_COLUMNS, _INSTANCE_COLUMN]}")
-        inputs = ["*"] + self.monitor_names + ([instance_id_key] if instance_id_key else [])
+        inputs = ["*"] + [name for name in self.monitor_names if name != "*"] + (
+            [instance_id_key] if instance_id_key else [])
         super().__init__(inputs=inputs, mode=mode)
         self.filename = os.fspath(filename)
         self.instance_id_key = instance_id_key
@@ -174,10 +177,20 @@ class CSVLogger(Trace):
             self.columns = fixed + humansorted(self._known.difference(fixed))
         self.rows.append(row)
 
+    def _requested(self, usual: Iterable[str]) -> List[str]:
+        """The keys to write: `monitor_names`, where '*' stands for `usual` (every logged or per-instance key, as
+        without monitor_names); `usual` alone when no monitor_names were given."""
+        if not self.monitor_names:
+            return list(usual)
+        if "*" not in self.monitor_names:
+            return self.monitor_names
+        extras = [name for name in self.monitor_names if name != "*"]
+        return list(dict.fromkeys([*usual, *extras]))
+
     def _add_row(self, data: Data) -> None:
         row = self._base()
         logs = data.read_logs()
-        keys = self.monitor_names if self.monitor_names else list(logs)
+        keys = self._requested(logs)
         for key in keys:
             if key in logs:
                 row[key] = _cell(logs[key])
@@ -193,7 +206,7 @@ class CSVLogger(Trace):
         ids = np.asarray(data[key]).reshape(-1)
         count = len(ids)
         per_instance = data.read_per_instance_logs()
-        names = self.monitor_names or list(per_instance)
+        names = self._requested(per_instance)
         columns: Dict[str, Any] = {}
         shared: Dict[str, str] = {}  # requested keys without one value per sample: the same cell in every row
         for name in names:
@@ -215,7 +228,8 @@ class CSVLogger(Trace):
             row = dict(base)
             row[_INSTANCE_COLUMN] = _cell(ids[index])
             for name, array in columns.items():
-                row[name] = _cell(array[index])
+                value = array[index]  # a sample's own array ((N, 1) labels) as numpy prints it, as FastEstimator
+                row[name] = str(value) if isinstance(value, np.ndarray) and value.dtype != object else _cell(value)
             add(row)
 
     def _gather_instance_rows(self) -> None:

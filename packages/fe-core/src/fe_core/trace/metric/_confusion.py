@@ -51,8 +51,8 @@ def _labels_from_prediction(y_pred: np.ndarray, threshold: float) -> Tuple[np.nd
     return y_pred.astype(np.int64, copy=False).ravel(), True
 
 
-def to_class_indices(y_true: np.ndarray, y_pred: np.ndarray, threshold: float = 0.5) -> Tuple[np.ndarray, np.ndarray,
-                                                                                                 int, bool]:
+def to_class_indices(y_true: np.ndarray, y_pred: np.ndarray, threshold: float = 0.5, allow_negative: bool = False
+                     ) -> Tuple[np.ndarray, np.ndarray, int, bool]:
     """Flatten one batch of labels and predictions into matching class-index vectors.
 
     Args:
@@ -61,6 +61,7 @@ def to_class_indices(y_true: np.ndarray, y_pred: np.ndarray, threshold: float = 
         y_pred: Predictions: class scores (N, C) (argmax is taken), a single probability per sample (N,) or (N, 1)
             (thresholded), or integer class indices.
         threshold: The threshold for single-score predictions (0.5 for probabilities, 0 for logits).
+        allow_negative: Accept negative indices (a label -1 marking a sample no prediction can match).
 
     Returns:
         (true indices, predicted indices, how many classes the prediction's shape implies (C, or 2 for a single
@@ -81,7 +82,7 @@ def to_class_indices(y_true: np.ndarray, y_pred: np.ndarray, threshold: float = 
     if true_idx.size != pred_idx.size:
         raise ValueError(f"labels of shape {y_true.shape} give {true_idx.size} class indices but predictions of shape "
                          f"{y_pred.shape} give {pred_idx.size}; they must describe the same samples")
-    if true_idx.size and (true_idx.min() < 0 or pred_idx.min() < 0):
+    if true_idx.size and not allow_negative and (true_idx.min() < 0 or pred_idx.min() < 0):
         raise ValueError(f"class indices must be non-negative, got a minimum label of {true_idx.min()} and a minimum "
                          f"prediction of {pred_idx.min()}")
     implied = 2 if binary else int(y_pred.shape[-1])

@@ -41,6 +41,8 @@ class Accuracy(ConfusionMetric):
         >>> # Estimator(..., traces=[Accuracy(true_key="y", pred_key="y_pred")])
     """
 
+    negative_labels = True  # a label -1 matches no prediction: a miss, as in FastEstimator
+
     def __init__(self,
                  true_key: str,
                  pred_key: str,

@@ -1,7 +1,7 @@
 """COCO Mean average precision (mAP) implementation."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -37,6 +37,11 @@ class MeanAveragePrecision(StatMetric):
     Matching happens per batch, so only small per-detection statistics are kept (reducible across processes):
     `n_gt` (ground truth boxes per category, summed) and `det_label`, `det_score`, `det_tp` (each detection's
     category, score and whether it matched at each threshold, concatenated).
+
+    FastEstimator's attributes are kept for code that reads them: `image_ids` (the epoch's images, numbered from 1),
+    `ids_in_epoch` (how many images the epoch has had), `ious` ({(image id, category): IoU matrix} of the last
+    batch), `evalimgs` ({(category, image id): {'image_id', 'category_id', 'dtScores', 'dtMatches' (thresholds x
+    detections), 'num_gt'}} of the epoch) and `eval` (the last computed precision table, see `accumulate`).
 
     Args:
         num_classes: Maximum `int` value for your class label. In COCO dataset we only used 80 classes, but the maxium
@@ -74,6 +79,16 @@ class MeanAveragePrecision(StatMetric):
         super().__init__(inputs=[true_key, pred_key], outputs=names, mode=mode, ds_id=ds_id, per_ds=per_ds)
         self.num_classes = int(num_classes)
         self._images: list = []
+        self._epoch_ids: List[int] = []
+        self._reset_epoch_views()
+        self.ious: Dict[Tuple[int, int], np.ndarray] = {}
+
+    def _reset_epoch_views(self) -> None:
+        """FastEstimator's per-epoch attributes (see the class docstring)."""
+        self.image_ids: List[int] = []
+        self.evalimgs: Dict[Tuple[int, int], Dict[str, Any]] = {}
+        self.eval: Dict[str, Any] = {}
+        self.ids_in_epoch = 0
 
     @property
     def true_key(self) -> str:
@@ -88,10 +103,12 @@ class MeanAveragePrecision(StatMetric):
     def on_epoch_begin(self, data: Data) -> None:
         """Reset instance variables."""
         super().on_epoch_begin(data)
+        self._reset_epoch_views()
 
     def on_batch_begin(self, data: Data) -> None:
         """Reset instance variables."""
         self._images = []
+        self.ious = {}
 
     # ------------------------------------------------------------------ per batch
     @staticmethod
@@ -133,6 +150,8 @@ class MeanAveragePrecision(StatMetric):
         tp = np.zeros((det.shape[0], IOU_THRESHOLDS.size), dtype=bool)
         if det.shape[0] and gt.shape[0]:
             ious = self.compute_iou(det, gt)
+            if img_id < len(self._epoch_ids):
+                self.ious[(self._epoch_ids[img_id], cat_id)] = ious
             thresholds = np.minimum(IOU_THRESHOLDS, 1 - 1e-10)[:, None]  # (T, 1)
             matched = np.zeros((IOU_THRESHOLDS.size, gt.shape[0]), dtype=bool)
             rows = np.arange(IOU_THRESHOLDS.size)
@@ -153,10 +172,15 @@ class MeanAveragePrecision(StatMetric):
         if pred_batch.ndim != 3 or pred_batch.shape[-1] < 7:
             raise ValueError(f"{self.pred_key!r} must have shape (batch, num_box, 7), got {pred_batch.shape}")
         self._images = []
+        self.ious = {}
         for gts, dets in zip(gt_batch, pred_batch):
             gts = gts[(gts[:, 2] > 0) & (gts[:, 3] > 0)]
             dets = dets[dets[:, 6] > 0]
             self._images.append((dets, gts))
+        first = self.ids_in_epoch + 1  # images are numbered from 1 within the epoch, as in FastEstimator
+        self._epoch_ids = list(range(first, first + len(self._images)))
+        self.ids_in_epoch += len(self._images)
+        self.image_ids.extend(self._epoch_ids)
         n_gt = np.zeros(self.num_classes + 1, dtype=np.int64)
         labels, scores, tps = [], [], []
         for img_id, (dets, gts) in enumerate(self._images):
@@ -166,12 +190,16 @@ class MeanAveragePrecision(StatMetric):
                                  f"{self.num_classes}]")
             for cat_id in categories:
                 result = self.evaluate_img(int(cat_id), img_id)
+                self.evalimgs[(int(cat_id), self._epoch_ids[img_id])] = {
+                    "image_id": self._epoch_ids[img_id], "category_id": int(cat_id), "dtScores": result["scores"],
+                    "dtMatches": result["tp"].T, "num_gt": int(result["n_gt"])}
                 n_gt[cat_id] += int(result["n_gt"])
                 labels.append(np.full(result["scores"].shape[0], cat_id, dtype=np.int64))
                 scores.append(result["scores"])
                 tps.append(result["tp"])
         width = IOU_THRESHOLDS.size
         self._images = []
+        self._epoch_ids = []
         return {"n_gt": n_gt,
                 "det_label": np.concatenate(labels) if labels else np.zeros(0, np.int64),
                 "det_score": np.concatenate(scores) if scores else np.zeros(0),
@@ -219,9 +247,36 @@ class MeanAveragePrecision(StatMetric):
         valid = table[table > -1]
         return float(np.mean(valid)) if valid.size else -1.0
 
+    def accumulate(self, *batch: Any) -> None:  # pylint: disable=arguments-differ
+        """Generate precision-recall curve: `self.eval` of this epoch so far ({'counts': [IoU thresholds, recall
+        points, categories], 'precision': the precision table, 'recall': the final recall per threshold and category,
+        -1 where a category has no ground truth}).
+
+        Called with (ds_id, batch statistics), as the metric machinery does, it folds a batch in instead.
+        """
+        if batch:
+            super().accumulate(*batch)
+            return
+        stats = self.merged(list(self.stats))
+        if not stats:
+            self.eval = {}
+            return
+        table = self.precision_table(stats)
+        self.eval = {"counts": list(table.shape), "precision": table, "recall": self._recall(stats)}
+
+    @staticmethod
+    def _recall(stats: Dict[str, Any]) -> np.ndarray:
+        n_gt = stats["n_gt"]
+        labels, tps = joined(stats["det_label"]), joined(stats["det_tp"])
+        recall = -np.ones((IOU_THRESHOLDS.size, n_gt.size))
+        for cat_id in np.flatnonzero(n_gt):
+            recall[:, cat_id] = tps[labels == cat_id].sum(axis=0) / n_gt[cat_id]
+        return recall
+
     def compute(self, stats: Dict[str, Any]) -> Dict[str, float]:
         if not stats:
             return dict.fromkeys(self.outputs, -1.0)
         table = self.precision_table(stats)
+        self.eval = {"counts": list(table.shape), "precision": table, "recall": self._recall(stats)}
         return {self.outputs[0]: self.summarize(None, table), self.outputs[1]: self.summarize(0.5, table),
                 self.outputs[2]: self.summarize(0.75, table)}

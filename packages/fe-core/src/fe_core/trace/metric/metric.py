@@ -61,6 +61,9 @@ class ConfusionMetric(PerDSTrace):
     """
 
     keep_samples: bool = False
+    #: Whether negative labels (and predictions) are accepted: a metric that only counts matches (Accuracy) takes a
+    #: label such as -1 as one no prediction of a probability matches, as FastEstimator does.
+    negative_labels: bool = False
 
     def __init__(self,
                  true_key: str,
@@ -126,9 +129,14 @@ class ConfusionMetric(PerDSTrace):
         ds_id = current_ds_id(self)
         try:
             true_idx, pred_idx, implied, binary = to_class_indices(data[self.true_key], data[self.pred_key],
-                                                                   threshold=0.0 if self.from_logits else 0.5)
+                                                                   threshold=0.0 if self.from_logits else 0.5,
+                                                                   allow_negative=self.negative_labels)
         except (ValueError, TypeError) as err:
             raise ValueError(f"{self._where(ds_id)}: {err}") from err
+        if self.negative_labels and true_idx.size:
+            lowest = min(int(true_idx.min()), int(pred_idx.min()))
+            if lowest < 0:  # only equality counts here: shifting both keeps every match a match, every miss a miss
+                true_idx, pred_idx = true_idx - lowest, pred_idx - lowest
         fixed = self.num_classes
         largest = max(int(true_idx.max()), int(pred_idx.max())) + 1 if true_idx.size else 0
         if fixed is not None:
