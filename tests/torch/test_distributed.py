@@ -111,7 +111,7 @@ def test_a_run_killed_mid_epoch_resumes_bitwise(tmp_path):
     assert code == 0, output[-3000:]
     code, output = torchrun(tmp_path / "crashed", FE_T_CKPT=str(tmp_path / "ckpt"), FE_T_CRASH_AT="5")
     assert code != 0
-    assert sorted(os.listdir(tmp_path / "ckpt")) == ["step-2", "step-4"]  # written once, by rank 0
+    assert sorted(os.listdir(tmp_path / "ckpt")) == ["key.txt", "step-2", "step-4"]  # written once, by rank 0
     code, output = torchrun(tmp_path / "crashed", FE_T_CKPT=str(tmp_path / "ckpt"))
     assert code == 0, output[-3000:]
     assert "restored" in output and "step-4 (epoch 2, step 4)" in output  # mid-epoch: epoch 2 has 3 steps
