@@ -28,6 +28,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -60,9 +61,30 @@ SUITE_MARKERS: Dict[str, List[str]] = {"tf": ["not keras2"], "tf-keras2": ["not 
 KERAS2_DEFAULT_FILES: List[str] = [
     "test_keras2_idioms.py", "test_tf_build.py", "test_tf_update.py", "test_tf_precision.py", "test_tf_checkpoint.py",
     "test_tf_resume.py", "test_tf_model_op.py", "test_layers.py", "test_tf_distribute.py",
+    "test_keras2_import_order.py",
 ]
 # What the tests themselves need on top (the frameworks come with fe-torch / fe-tf, pinned by the constraints).
-TEST_REQUIREMENTS = ["pytest", "pyyaml", "tomli; python_version < '3.11'"]
+# pytest-xdist runs a suite's test files on several cores (`--jobs`).
+TEST_REQUIREMENTS = ["pytest", "pytest-xdist", "pyyaml", "tomli; python_version < '3.11'"]
+# The documentation tools (tools/docs.py). The docs build needs exactly the fe suite's packages, so it shares the fe
+# suite's venv instead of building a second one with both frameworks (about 2-3 minutes of CI on 2 cores).
+DOCS_REQUIREMENTS = ["mkdocs==1.6.1", "mkdocs-material==9.8.1", "mkdocstrings[python]==1.0.8",
+                     "mkdocstrings-python==2.0.11", "mkdocs-gen-files==0.6.1", "markdown-exec[ansi]==1.12.6"]
+# Extra requirements of a suite's venv on top of TEST_REQUIREMENTS.
+SUITE_REQUIREMENTS: Dict[str, List[str]] = {"fe": DOCS_REQUIREMENTS}
+
+
+def suite_requirements(suite: str) -> List[str]:
+    """Everything a suite's venv installs besides its packages (the test tools, and the docs tools for fe)."""
+    return TEST_REQUIREMENTS + SUITE_REQUIREMENTS.get(suite, [])
+
+
+def default_jobs() -> int:
+    """Worker processes per suite: FE_TEST_JOBS, else the CPUs (at most 4: the multi-process tests start their own)."""
+    value = os.environ.get("FE_TEST_JOBS")
+    if value:
+        return max(1, int(value))
+    return max(1, min(4, os.cpu_count() or 1))
 
 # Why tests of each marker are left out, for the closing lines.
 DESELECT_REASONS = {"gpu": "they need a CUDA GPU; run with --gpu on a GPU machine",
@@ -202,6 +224,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--fast", action="store_true", help="deselect tests marked slow")
     parser.add_argument("--gpu", action="store_true", help="also run tests marked gpu")
     parser.add_argument("--full", action="store_true", help="tf-keras2: run all of tests/tf, not its default files")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="processes per suite (pytest-xdist, whole files per process); default FE_TEST_JOBS, "
+                             "else the CPUs, at most 4; 1 runs in one process")
     args = parser.parse_args(own)
     unknown = [s for s in args.suites if s not in SUITE_PACKAGES]
     if unknown:
@@ -212,26 +237,35 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.fast:
         deselect.append("slow")
 
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    parallel = ["-n", str(jobs), "--dist", "loadfile"] if jobs > 1 else []
+    timing = ["--durations=15", "--durations-min=2"]
+
     results: List[Tuple[str, str]] = []
     totals = {"passed": 0, "failed": 0, "skipped": 0, "deselected": 0}
     any_failed = False
     for suite in suites:
         print(f"\n===== suite {suite} =====", flush=True)
+        started = time.monotonic()
         try:
-            python = ensure_venv(suite, SUITE_PACKAGES[suite], TEST_REQUIREMENTS)
+            python = ensure_venv(suite, SUITE_PACKAGES[suite], suite_requirements(suite))
         except (subprocess.CalledProcessError, OSError) as err:
             print(f"[{suite}] environment setup failed: {err}", flush=True)
             results.append((suite, "FAILED (environment setup)"))
             totals["failed"] += 1
             any_failed = True
             continue
-        code, counts = run_pytest(python, suite, suite_marker_args(suite, deselect) + extra,
+        installed = time.monotonic()
+        code, counts = run_pytest(python, suite, suite_marker_args(suite, deselect) + parallel + timing + extra,
                                   suite_targets(suite, args.full))
+        seconds = f"environment {installed - started:.0f} s, tests {time.monotonic() - installed:.0f} s"
+        print(f"[{suite}] {seconds}", flush=True)
         totals["passed"] += counts.get("passed", 0) + counts.get("xpassed", 0)
         totals["skipped"] += counts.get("skipped", 0) + counts.get("xfailed", 0)
         totals["deselected"] += counts.get("deselected", 0)
         failed = counts.get("failed", 0) + counts.get("errors", 0)
         detail = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no counts"
+        detail += f"; {seconds}"
         if code == 0:
             results.append((suite, f"ok ({detail})"))
         elif code == 5:

@@ -30,14 +30,30 @@ __all__ = ["keras", "layers", "ops", "KERAS2", "KERAS_PACKAGE", "model_types", "
            "random_state_variables"]
 
 
+def _package_of(api: Any) -> str:
+    """The package ('keras' or 'tf_keras') a `tf.keras` module comes from, read from the classes it holds.
+
+    Its `__name__` cannot tell: once a script ran `from tensorflow.keras import layers`, `tf.keras` is registered (and
+    named) as `tensorflow.keras` whichever Keras it is; its `Model` is `tf_keras.src...` or `keras.src...` either way.
+    """
+    for attribute in ("Model", "layers", "optimizers"):
+        value = getattr(api, attribute, None)
+        owner = str(getattr(value, "__module__", None) or getattr(value, "__name__", None) or "")
+        root = owner.split(".")[0]
+        if root in ("tf_keras", "keras"):
+            return root
+    return "tf_keras" if str(getattr(api, "__name__", "keras")).split(".")[0] == "tf_keras" else "keras"
+
+
 def _resolve() -> Tuple[Any, str]:
-    """The Keras module `tf.keras` stands for, and its package name ('keras' or 'tf_keras').
+    """The Keras module `tf.keras` stands for, and its package name ('keras' or 'tf_keras'): what TensorFlow
+    resolved, whichever of `tensorflow`, `tensorflow.keras`, `keras`, `tf_keras` and fe the script imported first.
 
     Raises:
         ImportError: When TF_USE_LEGACY_KERAS asks for tf-keras and it is not installed (the message names the extra).
     """
     try:
-        api_name = str(getattr(tf.keras, "__name__", "keras"))  # loads it: 'keras._tf_keras.keras' or 'tf_keras...'
+        package = _package_of(tf.keras)  # loads it: Keras 3's `keras._tf_keras.keras` or tf-keras' API
     except ImportError as error:
         if os.environ.get("TF_USE_LEGACY_KERAS", "").strip().lower() in ("1", "true") and (
                 importlib.util.find_spec("tf_keras") is None):
@@ -45,7 +61,6 @@ def _resolve() -> Tuple[Any, str]:
                               f"installed: {install_command('fe-tf', 'keras2')}, or unset TF_USE_LEGACY_KERAS to use "
                               "Keras 3") from error
         raise
-    package = "tf_keras" if api_name.split(".")[0] == "tf_keras" else "keras"
     return importlib.import_module(package), package
 
 
