@@ -80,11 +80,20 @@ def _labels(labels: Union[None, str, Sequence[str]], count: int, what: str) -> L
     return list(labels)
 
 
+def _is_labels(value: Any) -> bool:
+    """Whether `value` is a label or a sequence of labels (strings)."""
+    if isinstance(value, str):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "US" and value.ndim <= 1
+    return isinstance(value, (list, tuple)) and all(isinstance(v, (str, np.str_)) for v in value)
+
+
 def _split_labelled(value: Any) -> Tuple[Any, Any]:
-    """(tensor, labels) -> (tensor, labels); a bare tensor -> (tensor, None)."""
-    if isinstance(value, tuple) and len(value) == 2 and (isinstance(value[1], str) or (
-            isinstance(value[1], (list, tuple)) and all(isinstance(v, str) for v in value[1]))):
-        return value[0], value[1]
+    """(tensor, labels) or [tensor, labels] -> (tensor, labels); a bare tensor -> (tensor, None)."""
+    if isinstance(value, (tuple, list)) and len(value) == 2 and _is_labels(value[1]) and not _is_labels(value[0]):
+        labels = value[1]
+        return value[0], labels if isinstance(labels, str) else [str(label) for label in labels]
     return value, None
 
 
@@ -132,8 +141,10 @@ class ImageDisplay(Display):
         image: An image to be displayed. 3-dimensional torch tensors are generally assumed to be channel first,
             while tf and np are assumed to be channel last. Either way, only 1 or 3 channel images are supported.
         text: Text which will be printed in the center of this figure.
-        masks: A 2D tensor representing a mask, or a 3D tensor indicating multiple 2D masks (HxWxC; CxHxW for torch).
-            They may be combined with label(s) if desired (<mask>, <label>).
+        masks: A 2D tensor representing a mask, or a 3D tensor indicating multiple 2D masks (HxWxC; a torch tensor
+            may be CxHxW, recognised by the image's height and width). They may be combined with label(s) if desired
+            (<mask>, <label>), e.g. `masks=(mask, ["left", "right"])` for a two-channel mask. Masks with values above
+            1 (0-255) are scaled to [0, 1].
         bboxes: One or more bounding boxes of the form (x0, y0, width, height [, label]), where (x0, y0) is the top
             left corner of the box. These may also be encoded in a tensor of shape (4,) or (N,4) for multiple boxes.
         keypoints: A 1D tensor representing a keypoint of shape (2,), or a 2D tensor of shape (N,2) indicating multiple
@@ -172,7 +183,7 @@ class ImageDisplay(Display):
             return None, []
         tensor, labels = _split_labelled(masks)
         array = np.asarray(to_number(tensor)).astype(np.float64)
-        if _is_torch(tensor) and array.ndim == 3:
+        if _is_torch(tensor) and array.ndim == 3 and self._channels_first(array.shape):
             array = np.moveaxis(array, 0, -1)
         if array.ndim == 2:
             array = array[..., None]
@@ -183,7 +194,20 @@ class ImageDisplay(Display):
                                  f"{self.image.shape[:2]}")
         if self.mask_threshold is not None:
             array = (array > self.mask_threshold).astype(np.float64)
+        elif array.size and array.max() > 1:  # 0-255 masks (as read from image files), as FastEstimator
+            array = array / 255.0
         return array, _labels(labels, array.shape[-1], "mask channel(s)")
+
+    def _channels_first(self, shape: Tuple[int, ...]) -> bool:
+        """Whether a 3D torch mask is CxHxW: its last two axes are the image's height and width (a torch tensor may
+        also hold HxWxC masks, e.g. from `Pipeline.get_results`); without an image, the shorter end axis is C."""
+        if self.image is not None:
+            height, width = self.image.shape[:2]
+            if tuple(shape[1:]) == (height, width):
+                return True
+            if tuple(shape[:2]) == (height, width):
+                return False
+        return shape[0] < shape[-1]
 
     @staticmethod
     def _parse_bboxes(bboxes: Any) -> List[Tuple[float, float, float, float, Optional[str]]]:
@@ -341,10 +365,10 @@ def _batch_items(value: Any, batch_size: Optional[int], what: str) -> Optional[L
     if isinstance(value, (list, tuple)):
         items = list(value)
     else:
-        items = list(np.asarray(to_number(value)))
-        if _is_torch(value):  # keep torch's channel-first layout meaningful after the split
-            items = [np.moveaxis(item, 0, -1) if item.ndim == 3 and item.shape[0] in (1, 3) else item
-                     for item in items]
+        if _is_torch(value):  # torch elements stay torch tensors: ImageDisplay reads their channel-first layout
+            items = [value[index] for index in range(len(value))]
+        else:
+            items = list(np.asarray(to_number(value)))
     if batch_size is not None and len(items) != batch_size:
         raise AssertionError(f"BatchDisplay: {what} has {len(items)} elements but the batch has {batch_size}")
     return items
