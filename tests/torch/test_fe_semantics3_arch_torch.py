@@ -98,3 +98,21 @@ def test_saliency_masks_keep_the_input_layout_with_one_channel() -> None:
     assert masks["y_pred"].shape == (4,)
     rgb = SaliencyNet(ResNet9(input_size=(3, 16, 16)), model_inputs="x", model_outputs="y_pred")
     assert rgb.get_masks({"x": torch.rand(2, 3, 16, 16)})["saliency"].shape == (2, 1, 16, 16)
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "channels_first"])
+def test_image_display_takes_torch_masks_with_labels_in_either_layout(layout: str) -> None:
+    pytest.importorskip("plotly")
+    from fe_core.util.display import BatchDisplay, ImageDisplay  # pylint: disable=import-outside-toplevel
+    image = torch.rand(1, 128, 128)  # channel first, as the Pipeline hands torch images
+    mask = torch.zeros(128, 128, 2)
+    mask[10:60, 10:50, 0] = 1.0
+    mask[10:60, 70:120, 1] = 1.0
+    if layout == "channels_first":
+        mask = mask.permute(2, 0, 1).contiguous()
+    display = ImageDisplay(image=image, masks=(mask, ["left", "right"]))
+    assert display.masks.shape == (128, 128, 2) and display.masks[20, 20].tolist() == [1.0, 0.0]
+    fig = display.prepare()
+    assert {"left", "right"} <= {annotation.text for annotation in fig.layout.annotations}
+    batch = BatchDisplay(image=torch.stack([image, image]), masks=(torch.stack([mask, mask]), ["left", "right"]))
+    assert all(item.masks.shape == (128, 128, 2) for item in batch.items)

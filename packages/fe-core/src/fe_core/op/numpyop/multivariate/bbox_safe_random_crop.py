@@ -5,6 +5,7 @@ from typing import Any, Iterable, Optional, Union
 
 from fe_core.export import fe_export
 from fe_core.op.numpyop.albumentations_support import import_albumentations
+from fe_core.op.numpyop.multivariate._fe1_crops import fe1_crop_transforms
 from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentation
 
 __all__ = ["BBoxSafeRandomCrop"]
@@ -15,9 +16,12 @@ __all__ = ["BBoxSafeRandomCrop"]
 class BBoxSafeRandomCrop(MultiVariateAlbumentation):
     """Crop a random part of the input that keeps every bounding box.
 
+    The crop window is drawn as FastEstimator draws it (albumentations 1.x's rules, from python's `random`, so
+    `random.seed` or `fe.enable_deterministic` repeat it, and a seed gives FastEstimator's crop sizes).
+
     Args:
-        erosion_rate: How much (a fraction of the height, in [0, 1)) the boxes' union may be eroded before the crop
-            is chosen.
+        erosion_rate: How much of each box (a fraction of its width and height, from every side) may be cut away:
+            the crop keeps the union of the eroded boxes.
         mode: Mode(s) to run in ('train', '!infer', ...); None runs in every mode.
         ds_id: Dataset id(s) to run on ('ds1', '!ds1', ...); None runs on every dataset.
         image_in: The key of the image to transform.
@@ -58,7 +62,7 @@ class BBoxSafeRandomCrop(MultiVariateAlbumentation):
                  keypoint_params: Any = None) -> None:
         name = type(self).__name__
         albumentations = import_albumentations(name)
-        func = albumentations.BBoxSafeRandomCrop(erosion_rate=erosion_rate, p=1.0)
+        func = fe1_crop_transforms(albumentations)[1](erosion_rate=erosion_rate, p=1.0)
         super().__init__(func, mode=mode, ds_id=ds_id, image_in=image_in, mask_in=mask_in, masks_in=masks_in,
                          bbox_in=bbox_in, keypoints_in=keypoints_in, image_out=image_out, mask_out=mask_out,
                          masks_out=masks_out, bbox_out=bbox_out, keypoints_out=keypoints_out,

@@ -5,6 +5,7 @@ from typing import Any, Iterable, Optional, Union
 
 from fe_core.export import fe_export
 from fe_core.op.numpyop.albumentations_support import import_albumentations
+from fe_core.op.numpyop.multivariate._fe1_crops import fe1_crop_transforms
 from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentation
 
 __all__ = ["RandomCropFromBorders"]
@@ -14,6 +15,9 @@ __all__ = ["RandomCropFromBorders"]
            "fe.op.numpyop.multivariate.RandomCropFromBorders")
 class RandomCropFromBorders(MultiVariateAlbumentation):
     """Crop random amounts from each border of the input.
+
+    The crop window is drawn as FastEstimator draws it (albumentations 1.x's rules, from python's `random`, so
+    `random.seed` or `fe.enable_deterministic` repeat it, and a seed gives FastEstimator's crop sizes).
 
     Args:
         crop_left: Largest fraction of the width, in [0, 1], cut from the left.
@@ -63,7 +67,7 @@ class RandomCropFromBorders(MultiVariateAlbumentation):
                  keypoint_params: Any = None) -> None:
         name = type(self).__name__
         albumentations = import_albumentations(name)
-        func = albumentations.RandomCropFromBorders(crop_left=crop_left, crop_right=crop_right, crop_top=crop_top,
+        func = fe1_crop_transforms(albumentations)[0](crop_left=crop_left, crop_right=crop_right, crop_top=crop_top,
                                                     crop_bottom=crop_bottom, p=1.0)
         super().__init__(func, mode=mode, ds_id=ds_id, image_in=image_in, mask_in=mask_in, masks_in=masks_in,
                          bbox_in=bbox_in, keypoints_in=keypoints_in, image_out=image_out, mask_out=mask_out,
