@@ -82,9 +82,8 @@ def _assemble_rank(plan: EpochPlan, results: Iterator[Tuple[int, np.ndarray, Tup
     filters out make the part smaller; a part left empty, or a batch op filtering a part, is an error (the other
     processes would wait for this one forever)."""
     world, rank = communicator.world_size, communicator.rank
-    for step, (start, _, result) in enumerate(results):
-        if step >= steps:
-            return
+    for _ in range(steps):  # never asks for the empty tasks past the end
+        start, _, result = next(results)
         if result[0] == "batch":
             batch = result[2]
         else:
