@@ -3,8 +3,9 @@
 
     python tools/docs.py [--serve]
 
-It creates (or reuses) `.venvs/docs` with fe installed editable with both frameworks (the packages in DOCS_PACKAGES,
-constrained by tools/constraints.txt) and the documentation tools pinned below, and builds `site/` from `mkdocs.yml`:
+It creates (or reuses) the fe test suite's `.venvs/fe` (fe installed editable with both frameworks, constrained by
+tools/constraints.txt, the test tools and the documentation tools pinned in tools/test.py's DOCS_REQUIREMENTS: one
+environment for both, since the tutorials need exactly what the fe suite tests), and builds `site/` from `mkdocs.yml`:
 the guides in `docs/`, the tutorials in `docs/tutorials/` and an API reference generated from the docstrings of every
 public name at its `fe` path (`docs/gen_api.py`, from the same `fe_export` declarations as the namespace; griffe reads
 the sources statically). The tutorials' code blocks are executed while building (markdown-exec) and their output is
@@ -30,10 +31,9 @@ assert _spec is not None and _spec.loader is not None
 runner = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(runner)
 
-DOCS_REQUIREMENTS = ["mkdocs==1.6.1", "mkdocs-material==9.8.1", "mkdocstrings[python]==1.0.8",
-                     "mkdocstrings-python==2.0.11", "mkdocs-gen-files==0.6.1", "markdown-exec[ansi]==1.12.6"]
-# What the tutorials run: fe with both frameworks and the examples' extras (scikit-learn's digits, matplotlib).
-DOCS_PACKAGES = ["fe-core[all]", "fe-torch", "fe-tf", "fe[examples]"]
+# What the tutorials run: fe with both frameworks and the examples' extras (scikit-learn's digits, matplotlib): the
+# fe suite's environment, which also holds the documentation tools.
+DOCS_SUITE = "fe"
 # The tutorials' runtime: one intra-op thread (small models on shared CI cores), quiet TensorFlow.
 BUILD_ENV = {"OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "2", "TF_ENABLE_ONEDNN_OPTS": "0",
              "MPLBACKEND": "Agg", "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
@@ -43,7 +43,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--serve", action="store_true", help="serve the site on 127.0.0.1:8000 instead of building")
     args = parser.parse_args(argv)
-    python = runner.ensure_venv("docs", DOCS_PACKAGES, DOCS_REQUIREMENTS, quiet=True)
+    python = runner.ensure_venv(DOCS_SUITE, runner.SUITE_PACKAGES[DOCS_SUITE], runner.suite_requirements(DOCS_SUITE),
+                                quiet=True)
     command = [str(python), "-m", "mkdocs", "serve" if args.serve else "build", "--strict"]
     if args.serve:
         command += ["-a", "127.0.0.1:8000"]

@@ -237,6 +237,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.fast:
         deselect.append("slow")
 
+    run_started = time.monotonic()
     jobs = args.jobs if args.jobs is not None else default_jobs()
     parallel = ["-n", str(jobs), "--dist", "loadfile"] if jobs > 1 else []
     timing = ["--durations=15", "--durations-min=2"]
@@ -283,6 +284,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print("\n===== summary =====")
     for suite, outcome in results:
         print(f"{suite:9s} {outcome}")
+    print(f"all suites: {time.monotonic() - run_started:.0f} s ({jobs} process{'es' if jobs > 1 else ''} per suite)")
     if totals["deselected"]:
         markers = list(deselect)
         for suite, _ in results:  # and the markers suites leave out on their own (keras2, keras3)
