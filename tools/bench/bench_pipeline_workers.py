@@ -69,8 +69,8 @@ STD = (0.2471, 0.2435, 0.2616)
 CIFAR_BATCH, DECODE_BATCH, SLEEP = 128, 64, 0.005
 
 
-def cifar_pipeline(x: np.ndarray, y: np.ndarray, num_process: int) -> Pipeline:
-    return Pipeline(train_data=NumpyDataset({"x": x, "y": y}), batch_size=CIFAR_BATCH, num_process=num_process,
+def cifar_pipeline(x: np.ndarray, y: np.ndarray, num_process: int, batch_size: int = CIFAR_BATCH) -> Pipeline:
+    return Pipeline(train_data=NumpyDataset({"x": x, "y": y}), batch_size=batch_size, num_process=num_process,
                     ops=[Normalize(inputs="x", outputs="x", mean=MEAN, std=STD),
                          PadIfNeeded(min_height=40, min_width=40, image_in="x", image_out="x", mode="train"),
                          RandomCrop(32, 32, image_in="x", image_out="x", mode="train"),
