@@ -101,3 +101,37 @@ def test_dataset_kind_runs_in_workers_with_the_in_process_batches(kind, tmp_path
     assert same(expected, got)
     first, second = expected[:len(expected) // 2], expected[len(expected) // 2:]
     assert not same(first, second)  # index maps and randomness differ between epochs
+
+
+def test_a_generator_dataset_runs_ahead_in_one_worker_process_in_its_own_order():
+    import os
+    from fe_core.dataset import GeneratorDataset
+
+    def counting():
+        count = 0
+        while True:
+            yield {"x": np.float32(count), "pid": os.getpid()}
+            count += 1
+
+    pipeline = Pipeline(train_data=GeneratorDataset(counting(), samples_per_epoch=30), batch_size=8,
+                        ops=[Jitter(inputs="x", outputs="j")], num_process=2)
+    batches, _ = epochs(pipeline)
+    xs = np.concatenate([batch["x"] for batch in batches])
+    pids = set(np.concatenate([batch["pid"] for batch in batches]).tolist())
+    assert len(batches) == 8 and xs.tolist() == list(range(1, 61))  # one order, continued into epoch 2 (0: keys())
+    assert len(pids) == 1 and os.getpid() not in pids  # drawn in one process, not the trainer
+    feed_pid = pids.pop()
+    assert not _alive(feed_pid)  # stopped with the workers() block
+
+
+def _alive(pid: int) -> bool:
+    import os
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True

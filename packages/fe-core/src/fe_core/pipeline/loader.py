@@ -199,7 +199,12 @@ class EpochLoader:
         if self.timer is not None:
             return "here", "a timed benchmark"
         if isinstance(plan.dataset, GeneratorDataset):
-            return "here", "a GeneratorDataset is read in order"
+            from fe_core.pipeline._workers import (min_worker_samples,  # pylint: disable=import-outside-toplevel
+                                                   resolve_num_process, start_method)
+            if (start_method() != "fork" or estimated_samples < min_worker_samples()
+                    or getattr(self.pool, "disabled", False) or resolve_num_process(self.pool.requested) < 1):
+                return "here", "a GeneratorDataset whose epoch is too small (or whose generator cannot be forked)"
+            return "feed", "a GeneratorDataset: its generator runs ahead in one worker process"
         if self.runner_kind() == "whole" and all(getattr(op, "batch_vectorised", True) for op in plan.batch_ops):
             return "here", "whole batches with vectorised batch ops"
         if not self.pool.wanted(self, estimated_samples):
@@ -248,20 +253,23 @@ class EpochLoader:
                                     one_pass=steps_per_epoch is None))
             limit = size if steps_per_epoch is None else steps_per_epoch * task_size
         local: List[TaskRunner] = []
-
-        def runner() -> TaskRunner:
-            if not local:
-                local.append(self.make_runner(key, restore=True))
-            return local[0]
-
-        def redo(start: int, indices: np.ndarray) -> Tuple[Any, ...]:
-            return runner().run(start, indices, False)
-
         aligned = [True]  # whether tasks may still come back as whole batches
         estimated = limit * (plan.batch_size or 1) if kind == "items" else limit
         if world > 1:
             estimated = estimated // world
         executor, _ = self.choose_executor(estimated)
+        feed = self._generator_feed(plan) if executor == "feed" else None
+
+        def runner() -> TaskRunner:
+            if not local:
+                local.append(self.make_runner(key, restore=True))
+                if feed is not None:
+                    local[0].getitem = feed.next
+            return local[0]
+
+        def redo(start: int, indices: np.ndarray) -> Tuple[Any, ...]:
+            return runner().run(start, indices, False)
+
         if executor == "workers":
             previous = getattr(self.pool, "open_epoch", None)
             if previous is not None:  # a loader abandoned mid-epoch: its tasks go before this epoch's are sent
@@ -283,6 +291,17 @@ class EpochLoader:
             results.close()  # type: ignore[attr-defined]
             if executor == "workers" and getattr(self.pool, "open_epoch", None) is not None:
                 self.pool.open_epoch = None
+
+    def _generator_feed(self, plan: EpochPlan) -> Any:
+        """The feed process of this GeneratorDataset (one per dataset, kept by the pool until the Pipeline closes it)."""
+        from fe_core.pipeline._feed import GeneratorFeed  # pylint: disable=import-outside-toplevel
+        feeds = getattr(self.pool, "generator_feeds", None)
+        if feeds is None:
+            feeds = self.pool.generator_feeds = {}
+        feed = feeds.get(id(plan.dataset))
+        if feed is None or not feed.process.is_alive():
+            feed = feeds[id(plan.dataset)] = GeneratorFeed(plan.dataset, window=2 * (plan.batch_size or 1))
+        return feed
 
     def worker_spec(self, key: int) -> Dict[str, Any]:
         """What a worker process needs to compute this epoch's tasks (it builds the same plan from its own copy of

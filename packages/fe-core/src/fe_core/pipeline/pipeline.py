@@ -552,6 +552,8 @@ class Pipeline:
         if epoch is not None:  # an epoch abandoned mid-way: stop reading it first
             pool.open_epoch = None
             epoch.close()
+        for feed in (getattr(pool, "generator_feeds", None) or {}).values():  # GeneratorDatasets' feed processes
+            feed.close()
         pool.close()
 
     @contextlib.contextmanager
