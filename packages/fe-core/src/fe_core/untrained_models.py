@@ -9,11 +9,11 @@ Example:
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any, Iterable, List, Set
 
 from fe_core.op.tensorop.model import UpdateOp
 from fe_core.schedule.scheduler import get_current_items
+from fe_core.warning_lines import fe_warn
 
 __all__ = ["models_never_updated", "warn_models_never_updated"]
 
@@ -82,7 +82,6 @@ def warn_models_never_updated(ops: Iterable[Any]) -> None:
     """Warn (one warning per model) when a model built with an optimizer is never updated in train mode."""
     for model in models_never_updated(ops):
         name = getattr(model, "model_name", type(model).__name__)
-        warnings.warn(f"Model {name!r} was built with an optimizer, but no UpdateOp updates it in train mode, so "
-                      f"training will not change its weights. Add UpdateOp(model=..., loss_name=...) to the Network's "
-                      f"ops, or build it with optimizer_fn=None if it is not meant to be trained.",
-                      UserWarning, stacklevel=2)
+        fe_warn(f"Model {name!r} was built with an optimizer, but no UpdateOp updates it in train mode, so "
+                f"training will not change its weights. Add UpdateOp(model=..., loss_name=...) to the Network's "
+                f"ops, or build it with optimizer_fn=None if it is not meant to be trained.")  # a FastEstimator-Warn line

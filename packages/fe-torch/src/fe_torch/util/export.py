@@ -5,8 +5,11 @@ onnxruntime; the three come with `pip install "fe-torch[export]"`. TorchScript a
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
-from typing import Any, Callable, List, Sequence, Tuple
+import logging
+import warnings
+from typing import Any, Callable, Iterator, List, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -77,8 +80,25 @@ def _export_onnx(model: torch.nn.Module, path: str, inputs: Tuple[torch.Tensor, 
     if dynamic:
         batch = torch.export.Dim("batch")
         dynamic_shapes = tuple({0: batch} for _ in inputs)
-    torch.onnx.export(model, inputs, path, input_names=input_names, output_names=output_names,
-                      dynamic_shapes=dynamic_shapes, dynamo=True, external_data=False, verbose=False)
+    with _quiet_exporter():
+        torch.onnx.export(model, inputs, path, input_names=input_names, output_names=output_names,
+                          dynamic_shapes=dynamic_shapes, dynamo=True, external_data=False, verbose=False)
+
+
+@contextlib.contextmanager
+def _quiet_exporter() -> Iterator[None]:
+    """While fe exports, hide what torch's ONNX exporter says about itself, not about the model: a "torchvision is
+    not installed. Skipping torchvision::nms" line per torchvision op it could register, and pytree's
+    FutureWarning about `LeafSpec` from its own internals. Errors, and other warnings, still show."""
+    exporter_logs = logging.getLogger("torch.onnx._internal.exporter._registration")
+    level = exporter_logs.level
+    exporter_logs.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*treespec, LeafSpec.*", category=FutureWarning)
+            yield
+    finally:
+        exporter_logs.setLevel(level)
 
 
 def _run_onnx(path: str) -> Callable[[Tuple[torch.Tensor, ...]], List[np.ndarray]]:

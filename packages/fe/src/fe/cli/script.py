@@ -9,6 +9,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from fe.cli.errors import CLIError
+from fe.cli.quiet import quiet_tensorflow_start
 
 __all__ = ["load_entry_point", "find_get_estimator"]
 
@@ -23,9 +24,13 @@ def load_entry_point(entry_point: str) -> ModuleType:
     A script is imported as a module named after its file, with its directory first on `sys.path` (as FastEstimator
     does, so it can import its neighbours).
 
+    TensorFlow's start-up lines (absl, CUDA probing) are left out when the script uses TensorFlow (see
+    `fe.cli.quiet`).
+
     Raises:
         CLIError: If there is no such file or module.
     """
+    quiet_tensorflow_start(entry_point)
     if os.path.isfile(entry_point):
         path = os.path.abspath(entry_point)
         name = os.path.splitext(os.path.basename(path))[0]
