@@ -188,3 +188,42 @@ def test_combined_dataset_out_of_range_indices_raise_fastestimators_errors():
         combined[-21]
     assert str(error.value) == "absolute value of index should not exceed dataset length"
     assert combined[-1]["x"] == 2
+
+
+# ---------------------------------------------------------------------------------------------- RemoveIf replacement
+def _epoch(pipeline, **kwargs):
+    with pipeline(mode="train", **kwargs) as loader:
+        return [{key: np.asarray(value) for key, value in batch.items()} for batch in loader]
+
+
+def test_a_filter_rejecting_most_draws_gets_replacements_until_the_epoch_is_full():
+    from fe_core.op.numpyop import RemoveIf
+    from fe_core.pipeline import Pipeline
+    np.random.seed(0)  # 90% of draws rejected: dozens in a row over 5 samples, which FastEstimator keeps replacing
+    pipeline = Pipeline(train_data=NumpyDataset({"x": np.arange(5)}), batch_size=5,
+                        ops=[RemoveIf(fn=lambda x: np.random.rand() < 0.9, inputs="x")])
+    for _ in range(3):
+        batches = _epoch(pipeline)
+        assert [len(batch["x"]) for batch in batches] == [5]
+
+
+def test_a_batch_dataset_filter_rejecting_most_batches_gets_replacements_until_the_epoch_is_full():
+    from fe_core.dataset import BatchDataset
+    from fe_core.op.numpyop import RemoveIf
+    from fe_core.pipeline import Pipeline
+    np.random.seed(1)
+    data = BatchDataset([NumpyDataset({"a": np.arange(4)}), NumpyDataset({"b": np.arange(4)})], num_samples=[2, 2])
+    # a batch passes only when one of its pairings matches (a == b): rare, but new pairings come with each draw
+    pipeline = Pipeline(train_data=data, ops=[RemoveIf(fn=lambda a, b: a != b, inputs=("a", "b"))])
+    batches = _epoch(pipeline)
+    assert len(batches) == len(data) == 2
+    assert all(np.array_equal(batch["a"], batch["b"]) for batch in batches)
+
+
+def test_a_filter_rejecting_everything_is_still_refused_in_bounded_time():
+    from fe_core.op.numpyop import RemoveIf
+    from fe_core.pipeline import Pipeline
+    pipeline = Pipeline(train_data=NumpyDataset({"x": np.arange(3)}), batch_size=2,
+                        ops=[RemoveIf(fn=lambda x: True, inputs="x")])
+    with pytest.raises(ValueError, match="filtered out 1000 samples in a row"):
+        _epoch(pipeline)

@@ -320,7 +320,7 @@ def assemble_items(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any
         if isinstance(batch, FilteredData):
             if batch.replacement:
                 skipped += 1
-                if skipped > size:
+                if skipped > filter_patience(size):
                     raise _too_many(plan, "batches", skipped)
                 continue
             counted += 1
@@ -331,6 +331,14 @@ def assemble_items(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any
             counted += 1
         if counted >= target:
             return
+
+
+def filter_patience(size: int) -> int:
+    """How many draws in a row may be filtered out (with replacement) before the epoch is refused: FastEstimator keeps
+    drawing replacements, so a filter that rejects most draws (a random one, or one a new pairing of a
+    BatchDataset passes) must get them; only a filter that rejects 20 passes over the data, and at least 1000 draws,
+    in a row is taken to reject everything (an error rather than an endless loop)."""
+    return max(20 * size, 1000)
 
 
 def _too_many(plan: Any, what: str, count: int) -> ValueError:
@@ -375,7 +383,7 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
                 return budget is not None and drawn >= budget
             kept -= count  # drawn again
             filtered_batches += 1
-            if filtered_batches * batch_size > size + batch_size:
+            if filtered_batches * batch_size > filter_patience(size) + batch_size:
                 raise _too_many(plan, "batches", filtered_batches)
             return False
         filtered_batches = 0
@@ -446,6 +454,6 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
                     if isinstance(batch, FilteredData) and batch.replacement:  # its samples are drawn again
                         continue
                 return
-            if missed >= size:
+            if missed >= filter_patience(size):
                 raise _too_many(plan, "samples", missed)
 
