@@ -186,13 +186,19 @@ class Pipeline:
         ops: NumpyOps and Schedulers of NumpyOps.
         num_process: How many worker processes compute the per-sample path (dataset access, per-sample ops,
             collation and the batch ops after them) ahead of the training step, as FastEstimator documents it: None
-            uses min(CPUs, max(32, 32 x GPUs)), 0 runs everything in this process (for debugging). The workers start
-            once per `Estimator.fit` / `test` (or `with pipeline.workers():`), at the first epoch of at least 1024
-            samples (smaller epochs, warmup steps and `get_results` run in this process); batches come in order and
-            are identical for every num_process, since each batch's random draws are seeded from (the run's random
-            state, the epoch, the batch's position in the epoch). The whole-batch path (no per-sample op, a dataset
-            with `get_batch`), data-parallel runs, GeneratorDataset and datasets that redraw index maps per epoch run
-            in this process. Workers get a copy of the datasets and ops when they start (fork on Linux; elsewhere
+            uses min(CPUs, max(32, 32 x GPUs)), where in a data-parallel run CPUs is this process's share of the node
+            (CPUs / LOCAL_WORLD_SIZE); 0 runs everything in this process (for debugging). The Pipeline owns its
+            workers: they start at the first epoch of at least 1024 samples (smaller epochs, warmup steps and
+            `get_results` run in this process) and stay for the whole `Estimator.fit` / `test` (or
+            `with pipeline.workers():` block); a bare `with pipeline(mode=..., epoch=...) as loader:` starts its own
+            and stops them when its context ends (`close()` stops them too). Batches come in order and are identical
+            for every num_process, 0 included, since an epoch draws its order, its datasets' index maps
+            (`fe_reset_ds`: BatchDataset, ExtendDataset, CombinedDataset, ...) and its key once, in this process, and
+            each batch's random draws are seeded from (that key, the batch's position in the epoch). In a
+            data-parallel run each process runs its own workers over its part of every global batch. What stays in
+            this process: the whole-batch path (no per-sample op, a dataset with `get_batch`, batch ops that work on
+            whole batches) and InterleaveDataset; a GeneratorDataset's generator runs ahead in one worker process (in
+            its own order). Workers get a copy of the datasets and ops when they start (fork on Linux; elsewhere
             they are pickled, and an unpicklable op makes the Pipeline warn and run in this process); changes the
             training process makes to them later do not reach the workers.
 
