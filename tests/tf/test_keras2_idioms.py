@@ -272,3 +272,26 @@ def test_loss_scale_state_is_saved_and_restored(tmp_path: Any, optimizer_fn: Any
     optimizer._loss_scale._current_loss_scale.assign(1.0)  # pylint: disable=protected-access
     load_model(model, path, load_optimizer=True)
     assert float(optimizer.loss_scale.numpy()) == scale and int(optimizer.dynamic_counter.numpy()) == good_steps
+
+
+def test_slicer_tutorial_shape_trains_with_a_legacy_optimizer() -> None:
+    """FastEstimator's slicer tutorial: a 2D model fed a volume slice by slice (AxisSlicer, predictions and loss
+    averaged back by MeanUnslicer), built with `tf.keras.optimizers.legacy.Adam`, runs on tf-keras."""
+    from fe_core.slicer import AxisSlicer, MeanUnslicer  # pylint: disable=import-outside-toplevel
+    from fe_core.trace.metric import Accuracy  # pylint: disable=import-outside-toplevel
+
+    flat = features(16, seed=10, shape=(4, 4))
+    data = {"x": np.repeat(flat["x"][..., None], 3, axis=-1), "y": flat["y"]}  # (16, 4, 4, 3): 3 slices of (4, 4)
+    model = build(model_fn=reshape_model, optimizer_fn=lambda: tf.keras.optimizers.legacy.Adam(0.01))
+    assert isinstance(model.current_optimizer, tf.keras.optimizers.legacy.Adam)
+    before = mean_ce(model, flat)
+    network = make_network([ModelOp(model=model, inputs="x", outputs="y_pred"),
+                            CrossEntropy(inputs=("y_pred", "y"), outputs="ce"),
+                            UpdateOp(model=model, loss_name="ce")],
+                           slicers=[AxisSlicer(slice="x", unslice=None, axis=-1),
+                                    MeanUnslicer(unslice=("y_pred", "ce"))])
+    pipeline = Pipeline(train_data=NumpyDataset(data), eval_data=NumpyDataset(data), batch_size=BATCH)
+    summary = Estimator(pipeline=pipeline, network=network, epochs=3, log_steps=0,
+                        traces=[Accuracy(true_key="y", pred_key="y_pred")]).fit("slicer")
+    assert mean_ce(model, flat) < before - 0.02
+    assert len(summary.history["eval"]["accuracy"]) == 3  # the unsliced predictions (16 rows, 3 classes) reached the metric
