@@ -139,3 +139,11 @@ def test_pipeline_workers_benchmark_compares_num_process_with_a_torch_dataloader
 def test_tf_feed_forward_benchmark_compares_fe_with_an_eager_call_and_a_tf_function():
     output = bench("bench_tf_feed_forward.py", "--quick")
     assert len(rows(output, "(")) == 3 and len(re.findall(RATIO, output)) == 2
+
+
+def test_frozen_encoder_benchmark_pairs_fe_with_the_hand_written_lora_loop_and_counts_passes():
+    output = bench("bench_frozen_encoder.py", "--quick")
+    assert [row[1] for row in rows(output, "LoRA on frozen encoder")] == ["hand-written loop", "fe fit"]
+    assert re.search(RATIO, output)
+    assert re.search(r"fe warmup 1 forward, 0 backward; per training step fe 1\.00 forward, 1\.00 backward; "
+                     r"hand-written 1\.00 forward, 1\.00 backward", output)
