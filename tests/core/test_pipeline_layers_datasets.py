@@ -9,7 +9,8 @@ from typing import Any, Callable, Dict, List, Tuple
 import numpy as np
 import pytest
 
-from fe_core.dataset import BatchDataset, CombinedDataset, ExtendDataset, NumpyDataset, SiameseDirDataset
+from fe_core.dataset import (BatchDataset, CombinedDataset, ExtendDataset, InterleaveDataset, NumpyDataset,
+                             SiameseDirDataset)
 from fe_core.determinism import enable_deterministic
 from fe_core.op.numpyop import NumpyOp, RemoveIf
 from fe_core.pipeline import Pipeline
@@ -65,6 +66,8 @@ KINDS: Dict[str, Tuple[Callable[[Any], Any], int, List[Any]]] = {
     "CombinedDataset": (lambda tmp: CombinedDataset([ExtendDataset(numbers(5), 9), numbers(7, 50)]), 4, []),
     "user-fe_reset_ds": (lambda tmp: Remapped(22), 4, [RemoveIf(fn=lambda y: y % 7 == 0, inputs="y", replacement=True)]),
     "SiameseDirDataset": (siamese, 4, []),
+    "InterleaveDataset": (lambda tmp: InterleaveDataset([ExtendDataset(numbers(9), 20), numbers(16, 100)],
+                                                        pattern=[0, 1, 1]), 4, []),
 }
 
 
@@ -75,8 +78,9 @@ def epochs(pipeline: Pipeline, count: int = 2) -> Tuple[List[Dict[str, np.ndarra
             with pipeline(mode="train", epoch=epoch) as loader:
                 for batch in loader:
                     batches.append({key: np.array(value) for key, value in batch.items()})
-                    if pipeline._worker_pool is not None:
-                        pids.update(pipeline._worker_pool.pids())
+                    pool = pipeline._worker_pool
+                    for each in [pool] + list(getattr(pool, "member_pools", None) or ()) if pool else ():
+                        pids.update(each.pids())  # an InterleaveDataset's members have a pool each
     return batches, pids
 
 

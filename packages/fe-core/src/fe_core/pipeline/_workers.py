@@ -130,6 +130,9 @@ def _build_runner(pipeline: Any, spec: Dict[str, Any]) -> TaskRunner:
     from fe_core.pipeline.loader import EpochLoader  # pylint: disable=import-outside-toplevel
     from fe_core.pipeline._sample_epoch import reset_dataset  # pylint: disable=import-outside-toplevel
     plan = pipeline._plan(spec["mode"], spec["epoch"], spec["ds_id"], spec["output_keys"])  # pylint: disable=W0212
+    if spec.get("member") is not None:  # a member of an InterleaveDataset (whose incomplete batches are dropped)
+        plan = plan.sub_plans[spec["member"]]
+        plan.drop_last = True
     plan.state["warmup"] = spec["warmup"]
     if spec.get("reset_seed") is not None:
         reset_dataset(plan.dataset, spec["shuffle"], spec["reset_seed"])

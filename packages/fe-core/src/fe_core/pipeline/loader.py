@@ -292,6 +292,21 @@ class EpochLoader:
             if executor == "workers" and getattr(self.pool, "open_epoch", None) is not None:
                 self.pool.open_epoch = None
 
+    def _member_pools(self, members: int) -> List[Any]:
+        """A worker pool per member of an InterleaveDataset (their epochs interleave, a pool runs one epoch at a
+        time), sharing the Pipeline's workers between them; kept by the Pipeline's pool until the Pipeline closes it."""
+        if self.pool is None or self.timer is not None or getattr(self.pool, "disabled", False):
+            return [None] * members
+        pools = getattr(self.pool, "member_pools", None)
+        if pools is None or len(pools) != members:
+            from fe_core.pipeline._workers import (WorkerPool,  # pylint: disable=import-outside-toplevel
+                                                   resolve_num_process)
+            for pool in pools or ():
+                pool.close()
+            count = max(1, resolve_num_process(self.pool.requested) // members)
+            pools = self.pool.member_pools = [WorkerPool(self.pool.pipeline, count) for _ in range(members)]
+        return list(pools)
+
     def _generator_feed(self, plan: EpochPlan) -> Any:
         """The feed process of this GeneratorDataset (one per dataset, kept by the pool until the Pipeline closes it)."""
         from fe_core.pipeline._feed import GeneratorFeed  # pylint: disable=import-outside-toplevel
@@ -309,7 +324,7 @@ class EpochLoader:
         plan = self.plan
         return {"mode": plan.mode, "epoch": plan.epoch, "ds_id": plan.ds_id, "output_keys": plan.output_keys,
                 "warmup": bool(plan.state.get("warmup")), "shuffle": self.shuffle, "key": key,
-                "reset_seed": getattr(self, "reset_seed", None)}
+                "reset_seed": getattr(self, "reset_seed", None), "member": getattr(self, "member", None)}
 
     def _rank_tasks(self, communicator: Communicator, first_order: Optional[np.ndarray], key: int
                     ) -> Tuple[Iterator[Tuple[int, np.ndarray]], int]:
@@ -430,7 +445,11 @@ class EpochLoader:
         endless = self.steps_per_epoch is not None
         for sub in plan.sub_plans:
             sub.drop_last = True
-        loaders = [EpochLoader(sub, shuffle=self.shuffle, timer=self.timer) for sub in plan.sub_plans]
+        pools = self._member_pools(len(plan.sub_plans))
+        loaders = [EpochLoader(sub, shuffle=self.shuffle, timer=self.timer, pool=pool)
+                   for sub, pool in zip(plan.sub_plans, pools)]
+        for which, loader in enumerate(loaders):
+            loader.member = which
         iterators: List[Optional[Iterator[Dict[str, Any]]]] = [None] * len(loaders)
         emitted = 0
         total = self.steps_per_epoch if endless else len(self)

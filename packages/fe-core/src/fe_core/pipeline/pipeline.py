@@ -197,8 +197,8 @@ class Pipeline:
             each batch's random draws are seeded from (that key, the batch's position in the epoch). In a
             data-parallel run each process runs its own workers over its part of every global batch. What stays in
             this process: the whole-batch path (no per-sample op, a dataset with `get_batch`, batch ops that work on
-            whole batches) and InterleaveDataset; a GeneratorDataset's generator runs ahead in one worker process (in
-            its own order). Workers get a copy of the datasets and ops when they start (fork on Linux; elsewhere
+            whole batches). An InterleaveDataset's members share the workers; a GeneratorDataset's generator runs
+            ahead in one worker process (in its own order). Workers get a copy of the datasets and ops when they start (fork on Linux; elsewhere
             they are pickled, and an unpicklable op makes the Pipeline warn and run in this process); changes the
             training process makes to them later do not reach the workers.
 
@@ -560,6 +560,12 @@ class Pipeline:
             epoch.close()
         for feed in (getattr(pool, "generator_feeds", None) or {}).values():  # GeneratorDatasets' feed processes
             feed.close()
+        for member_pool in getattr(pool, "member_pools", None) or ():  # an InterleaveDataset's members' pools
+            epoch = getattr(member_pool, "open_epoch", None)
+            if epoch is not None:
+                member_pool.open_epoch = None
+                epoch.close()
+            member_pool.close()
         pool.close()
 
     @contextlib.contextmanager
