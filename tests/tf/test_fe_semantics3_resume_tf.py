@@ -201,3 +201,24 @@ def test_restore_wizard_writes_key_txt_and_resumes_a_batch_dataset_at_its_positi
     assert resumed["probe"].batches == reference["probe"].batches[6:]
     for got, want in zip(resumed["weights"], reference["weights"]):
         np.testing.assert_array_equal(got, want)
+
+
+def test_restore_wizard_called_directly_saves_a_keyed_directory_and_restores_the_epoch(tmp_path):
+    from fe_core.data import Data
+
+    def wizard() -> RestoreWizard:
+        restore = RestoreWizard(directory=str(tmp_path / "wizard"))
+        restore.system = system_of(VarDataset(xy(), var=1))
+        restore.system.total_epochs = 4  # what fit() sets: a checkpoint of a later epoch is refused
+        return restore
+
+    first = wizard()
+    assert not first.should_restore()
+    first.system.epoch_idx, first.system.global_step = 3, 12
+    first.on_epoch_end(Data({}))
+    assert sorted(os.listdir(tmp_path / "wizard")) == ["key.txt", "step-12"]
+    assert (tmp_path / "wizard" / "key.txt").read_text() == "step-12"
+    second, data = wizard(), Data({})
+    assert second.should_restore()
+    second.on_begin(data)
+    assert data["epoch"] == 3 and second.system.epoch_idx == 3 and second.system.global_step == 12
