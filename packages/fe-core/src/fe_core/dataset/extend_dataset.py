@@ -92,10 +92,3 @@ class ExtendDataset(NestedDatasetStateMixin):
         summary = self.dataset.summary()
         summary.num_instances = self.spoof_length
         return summary
-
-    def get_state(self) -> Dict[str, Any]:
-        """Checkpoint state: none (the index map is re-drawn from numpy's random state each epoch)."""
-        return {}
-
-    def set_state(self, state: Dict[str, Any]) -> None:
-        """Restore what `get_state` returned."""
