@@ -81,6 +81,7 @@ def test_mscoco_keys_list_every_annotation_its_samples_hold(coco_dir, includes):
                        **includes)
     for index in range(len(ds)):
         assert sorted(ds.keys()) == sorted(ds[index])
+    assert sorted(ds.summary().keys) == sorted(ds.keys())
 
 
 def test_a_pipeline_op_reading_mscoco_boxes_starts_in_eval(coco_dir):

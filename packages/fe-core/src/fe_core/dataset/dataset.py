@@ -476,7 +476,8 @@ class InMemoryDataset(FEDataset):
         return children
 
     def summary(self) -> DatasetSummary:
-        """Generate a summary representation of this dataset (every key summarized over every sample).
+        """Generate a summary representation of this dataset (every stored key summarized over every sample; keys a
+        subclass's `__getitem__` adds, summarized from the first sample).
 
         Returns:
             A summary representation of this dataset.
@@ -486,4 +487,10 @@ class InMemoryDataset(FEDataset):
             for key in self.data[0]:
                 values = [sample[key] for sample in self.data.values() if key in sample]
                 keys[key] = _summarize_values(values)
+            if type(self).__getitem__ is not InMemoryDataset.__getitem__:
+                sample = _peek_first(self)
+                if isinstance(sample, dict):
+                    for key, value in sample.items():
+                        if key not in keys:
+                            keys[key] = _summarize_values([value])
         return DatasetSummary(num_instances=len(self), keys=keys)
