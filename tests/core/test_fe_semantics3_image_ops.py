@@ -111,3 +111,31 @@ def test_image_display_takes_masks_with_their_labels() -> None:
     assert {"left", "right"} <= set(_annotations(batch.prepare()))
     with pytest.raises(AssertionError, match="label"):
         ImageDisplay(image=image, masks=(mask, ["only one"]))
+
+
+# Univariate ops that are not image augmentations, need arguments, or need 3 channels (also in FastEstimator:
+# albumentations refuses grayscale for them)
+NOT_GRAYSCALE = {"ReadImage", "Tokenize", "WordtoId", "PadSequence", "Onehot", "Reshape", "ToArray", "ExpandDims",
+                 "ChannelTranspose", "Calibrate", "Hadamard", "ImageOnlyAlbumentation", "UnivariateOp", "RUA", "FDA",
+                 "HistogramMatching", "PixelDistributionAdaptation", "Binarize", "ChannelDropout", "ISONoise",
+                 "RandomFog", "RandomRain", "RandomSnow", "RandomSunFlare", "Normalize", "FromFloat"}
+
+
+def _univariate_image_ops():
+    import inspect  # pylint: disable=import-outside-toplevel
+
+    import fe_core.op.numpyop.univariate as uv  # pylint: disable=import-outside-toplevel
+    return [name for name in sorted(uv.__all__)
+            if name not in NOT_GRAYSCALE and inspect.isclass(getattr(uv, name))]
+
+
+@pytest.mark.parametrize("name", _univariate_image_ops())
+def test_univariate_image_ops_keep_hxw_images_two_dimensional(name) -> None:
+    import fe_core.op.numpyop.univariate as uv  # pylint: disable=import-outside-toplevel
+    image = (np.random.RandomState(2).rand(28, 28) * 255).astype(np.uint8)
+    op = getattr(uv, name)(inputs="x", outputs="x")
+    np.random.seed(2)
+    random.seed(2)
+    out = op.forward([image] if op.in_list else image, {})
+    out = out[0] if isinstance(out, list) else out
+    assert np.shape(out) == (28, 28)
