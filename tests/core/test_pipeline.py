@@ -561,7 +561,10 @@ def test_native_loaders_are_iterated_as_is():
         pipeline = Pipeline(train_data=loader)
         batches = epoch_batches(pipeline)
         assert [b["x"].tolist() for b in batches] == [[0, 0, 0], [1, 1, 1]]
-        assert len(epoch_batches(pipeline, steps_per_epoch=5)) == 5
+        with pipeline(mode="train", steps_per_epoch=5) as given:  # user code gets the loader itself, as in FE
+            assert given is loader
+        with pipeline(mode="train", steps_per_epoch=5).as_numpy() as batches:  # the Estimator's path repeats it
+            assert len(list(batches)) == 5
         assert pipeline.get_num_steps("train", 1) == 2
         assert pipeline.get_loader("train") is loader
         with pytest.raises(AssertionError, match="batch_size, ops only apply to fe datasets"):  # as in FastEstimator

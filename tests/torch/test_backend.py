@@ -136,7 +136,7 @@ def test_native_dataloader_is_recognised_converted_and_trains() -> None:
     Estimator(pipeline=Pipeline(train_data=loader), network=network, epochs=1, traces=Types(inputs=("y", "y_pred")),
               log_steps=None).fit()
     assert not torch.equal(before[0], model.conv1.weight.detach())
-    assert len(seen) == 8 and set(seen) == {(np.ndarray, np.ndarray)}  # traces see numpy, as with any pipeline
+    assert len(seen) == 8 and set(seen) == {(torch.Tensor, torch.Tensor)}  # a user trace reads tensors, as in FE
 
 
 def test_is_native_dataset_does_not_import_torch() -> None:

@@ -17,6 +17,8 @@ from fe_core.summary.summary import Summary
 from fe_core.summary.system import System
 from fe_core.trace import EvalEssential, Logger, PerDSTrace, TestEssential, Trace, TrainEssential, sort_traces
 from fe_core.trace import implemented_hooks
+from fe_core.trace.tensor_data import TensorViews, reads_tensors
+from fe_core.framework.public import PUBLIC_DEVICE
 from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.progress_bar import ProgressBar
 from fe_core.untrained_models import warn_models_never_updated
@@ -134,16 +136,27 @@ class _EpochPlan:
                  "pipeline_keys")
 
     def __init__(self, traces: List[Trace], desired_keys: Optional[Set[str]], pipeline_keys: Optional[Set[str]],
-                 train: bool) -> None:
+                 train: bool, views: Optional[TensorViews] = None) -> None:
         self.traces = traces
         begin = [t for t in traces if "on_batch_begin" in implemented_hooks(t)]
         end = [t for t in traces if "on_batch_end" in implemented_hooks(t)]
-        self.log_batch_begin = [t.on_batch_begin for t in begin]
-        self.log_batch_end = [t.on_batch_end for t in end]
-        self.batch_begin = [t.on_batch_begin for t in begin if not (train and t.fe_log_steps_only)]
-        self.batch_end = [t.on_batch_end for t in end if not (train and t.fe_log_steps_only)]
+
+        def hook(trace: Trace, name: str) -> Any:  # a user's trace reads framework tensors, as in FastEstimator
+            method = getattr(trace, name)
+            return views.hook(method) if views is not None and reads_tensors(trace, name) else method
+
+        self.log_batch_begin = [hook(t, "on_batch_begin") for t in begin]
+        self.log_batch_end = [hook(t, "on_batch_end") for t in end]
+        self.batch_begin = [hook(t, "on_batch_begin") for t in begin if not (train and t.fe_log_steps_only)]
+        self.batch_end = [hook(t, "on_batch_end") for t in end if not (train and t.fe_log_steps_only)]
         self.desired_keys = desired_keys
         self.pipeline_keys = pipeline_keys
+
+
+def _numpy_batches(context: Any) -> Any:
+    """A Pipeline context handing out numpy batches (the Estimator's fast path; user code gets framework tensors)."""
+    as_numpy = getattr(context, "as_numpy", None)
+    return as_numpy() if callable(as_numpy) else context
 
 
 def _pipeline_workers(pipeline: Any) -> Any:
@@ -354,7 +367,18 @@ class Estimator:
         # '*' orders a trace after the others (it reads what they log); it asks for no batch key.
         trace_inputs = {key for trace in ds_traces for key in trace.inputs if key != "*"}
         needed, _, _, produced = self.network.get_keys(mode, epoch, ds_id, trace_inputs)
-        return _EpochPlan(ds_traces, trace_inputs, needed | (trace_inputs - produced), train=mode == "train")
+        return _EpochPlan(ds_traces, trace_inputs, needed | (trace_inputs - produced), train=mode == "train",
+                          views=self._tensor_views(ds_traces))
+
+    def _tensor_views(self, traces: List[Trace]) -> Optional[TensorViews]:
+        """The converter giving user traces' batch hooks the Network's tensors on the host (None when no user trace
+        has a batch hook, or the network has no backend: then every trace reads numpy)."""
+        backend = getattr(self.network, "backend", None)
+        if backend is None or not any(reads_tensors(t, name) for t in traces for name in ("on_batch_begin",
+                                                                                           "on_batch_end")
+                                      if name in implemented_hooks(t)):
+            return None
+        return TensorViews(lambda array: backend.to_tensor(array, PUBLIC_DEVICE))
 
     # ------------------------------------------------------------------ warmup
     def _warmup(self, eager: bool) -> None:
@@ -395,8 +419,8 @@ class Estimator:
         where = f"mode {mode!r}, epoch {epoch}, ds_id {ds_id!r}"
         plan = self._plan(traces, mode, epoch, ds_id)
         needed, _, _, _ = self.network.get_keys(mode, epoch, ds_id, plan.desired_keys)
-        with self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False, steps_per_epoch=1,
-                           output_keys=plan.pipeline_keys, warmup=True) as loader:
+        with _numpy_batches(self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False, steps_per_epoch=1,
+                                          output_keys=plan.pipeline_keys, warmup=True)) as loader:
             batch = next(iter(loader), None)
         if batch is None:
             return set()
@@ -428,7 +452,8 @@ class Estimator:
         """Which op reads a key nothing provides, with every key available at that point (all the pipeline's keys,
         not only those the run asked for, and earlier ops' outputs) and the closest one."""
         where = f"mode {mode!r}, epoch {epoch}, ds_id {ds_id!r}"
-        with self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False, steps_per_epoch=1) as loader:
+        with _numpy_batches(self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False, steps_per_epoch=1)
+                            ) as loader:
             pipeline_keys = sorted(next(iter(loader), None) or {})
         ops = get_current_items(self.network.ops, mode, epoch, ds_id=ds_id)
         steps = ops + get_current_items(self.network.postprocessing, mode, epoch, ds_id=ds_id)  # pops run last
@@ -542,8 +567,8 @@ class Estimator:
             if resume is None or ds_id != resume.ds_id:
                 for trace in per_ds:
                     trace.on_ds_begin(Data())
-            with self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, steps_per_epoch=steps,
-                               output_keys=plan.pipeline_keys) as loader, \
+            with _numpy_batches(self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, steps_per_epoch=steps,
+                                              output_keys=plan.pipeline_keys)) as loader, \
                     self.network(mode=mode, epoch=epoch, ds_id=ds_id, desired_output_keys=plan.desired_keys,
                                  eager=eager):
                 if mode != "train" and get_communicator().world_size > 1:

@@ -22,6 +22,7 @@ from fe_core.op.numpyop.remove_if import FilteredData
 from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.pipeline.position import EpochPosition, PositionTracker
 from fe_core.pipeline.loader import EpochLoader
+from fe_core.pipeline.public_loader import public_loader
 from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
 from fe_core.schedule.scheduler import EpochScheduler, RepeatScheduler, Scheduler, get_current_items, \
     get_signature_epochs
@@ -67,17 +68,27 @@ class _PipelineContext:
     raises ValueError.
     """
 
-    def __init__(self, pipeline: "Pipeline", loader: EpochLoader, tracker: PositionTracker) -> None:
+    def __init__(self, pipeline: "Pipeline", loader: EpochLoader, tracker: PositionTracker,
+                 native: Any = None) -> None:
         self.pipeline = pipeline
         self.loader = loader
         self.tracker = tracker
+        self.native = native  # the user's own framework loader given as data: handed out unchanged
+        self.numpy = False
 
-    def __enter__(self) -> EpochLoader:
+    def as_numpy(self) -> "_PipelineContext":
+        """This context, handing out the loader of numpy batches (fe's own fast path: the Estimator, get_results)."""
+        self.numpy = True
+        return self
+
+    def __enter__(self) -> Any:
         if self.pipeline._active_context is not None:
             raise ValueError("You cannot generate a new loader from this Pipeline before closing its other loader "
                              "(Pipeline contexts cannot be nested)")
         self.pipeline._active_context = self
-        return self.loader
+        if self.numpy:
+            return self.loader
+        return public_loader(self.loader, self.native)  # framework tensors for user code, as FastEstimator yields
 
     def __exit__(self, *exc_info: Any) -> None:
         if self.pipeline._active_context is self:
@@ -474,7 +485,10 @@ class Pipeline:
                 returns None fails with a message naming it.
 
         Returns:
-            A context manager whose value is an iterable of batches (dicts of numpy arrays).
+            A context manager whose value is an iterable of batches: dicts of framework tensors, as in FastEstimator
+            (torch tensors on the CPU when torch is installed, else the installed framework's; numpy arrays where no
+            framework is installed), made zero-copy from the Pipeline's numpy batches where possible. A framework
+            loader given as data (a torch DataLoader, a tf.data.Dataset) is the value itself, unchanged.
 
         Raises:
             KeyError: If there is no data for `mode` / `ds_id`.
@@ -493,7 +507,7 @@ class Pipeline:
                 each.state["warmup"] = True
         loader = EpochLoader(plan, shuffle=mode == "train" if shuffle is None else bool(shuffle),
                              steps_per_epoch=steps_per_epoch, tracker=self._position, pool=self._pool())
-        return _PipelineContext(self, loader, self._position)
+        return _PipelineContext(self, loader, self._position, native=plan.dataset if plan.native else None)
 
     def __enter__(self) -> EpochLoader:
         """`with pipeline as loader:` - the loader of the last `pipeline(...)` call's settings (mode 'train', epoch 1,
@@ -523,8 +537,8 @@ class Pipeline:
             ds_id: The dataset id ('' for a plain dataset).
 
         Returns:
-            The user's own loader, or an iterable of batches (dicts of numpy arrays); None when a Scheduler switched
-            the data off at `epoch`.
+            The user's own loader, or an iterable of batches (dicts of framework tensors, as `with pipeline(...)`
+            gives); None when a Scheduler switched the data off at `epoch`.
 
         Raises:
             KeyError: If there is no data for `mode` / `ds_id`.
@@ -534,8 +548,8 @@ class Pipeline:
             return None
         if is_native_dataset(dataset):
             return dataset
-        return EpochLoader(self._plan(mode, epoch, ds_id, None), shuffle=mode == "train" if shuffle is None
-                           else bool(shuffle))
+        shuffle = mode == "train" if shuffle is None else bool(shuffle)
+        return public_loader(EpochLoader(self._plan(mode, epoch, ds_id, None), shuffle=shuffle))
 
     def _pool(self) -> Any:
         """The Pipeline's worker pool (made here, its processes started by the first epoch that uses them), or None
@@ -658,7 +672,7 @@ class Pipeline:
                     break
         else:
             backend = public_backend()
-            context = self(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=shuffle, steps_per_epoch=None)
+            context = self(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=shuffle, steps_per_epoch=None).as_numpy()
             context.loader.pool = None  # a few batches: computed here, never worth starting processes
             with context as loader:
                 for batch in loader:

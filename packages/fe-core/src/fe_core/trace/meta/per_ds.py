@@ -8,6 +8,7 @@ from fe_core.containers import to_list
 from fe_core.data import Data
 from fe_core.export import fe_export
 from fe_core.modes import ds_id_matches
+from fe_core.trace.tensor_data import forwards_hook
 from fe_core.trace.trace import PerDSTrace, Trace
 
 __all__ = ["per_ds"]
@@ -66,6 +67,7 @@ def per_ds(clz: Type[Trace]) -> Type[Trace]:
             clz.on_epoch_begin(shadow, data)
             self._fe_per_ds_shadow = shadow
 
+    @forwards_hook  # clz's own hook decides whether the trace reads framework tensors
     def on_batch_end(self: Any, data: Data) -> None:
         clz.on_batch_end(self, data)
         shadow = self.__dict__.get("_fe_per_ds_shadow")
