@@ -40,9 +40,35 @@ _BATCH_SALT = 1
 _RESET_SALT = 2
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def _mix(value: int) -> int:
+    """splitmix64's finalizer: a 64-bit integer hash whose outputs are well spread for consecutive inputs."""
+    value = (value + 0x9E3779B97F4A7C15) & _MASK64
+    value = ((value ^ (value >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    value = ((value ^ (value >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return value ^ (value >> 31)
+
+
 def task_seed(key: int, position: int, salt: int = 0) -> int:
-    """The 32-bit seed of the task (salt 0) or batch (salt 1) that starts at stream `position` of epoch `key`."""
-    return int(np.random.SeedSequence([key, position, salt]).generate_state(1)[0])
+    """The 32-bit seed of the task (salt 0), batch (salt 1) or index-map pass (salt 2) that starts at stream
+    `position` of epoch `key` (a few integer operations: it is computed for every batch)."""
+    return _mix(_mix(_mix(key) ^ position) ^ salt) & 0xFFFFFFFF
+
+
+# Ops known to draw no random number (exactly these classes; a subclass may draw): a batch whose batch ops are all
+# among them needs no seeded random state, seeded or not its result is the same.
+_PURE_OPS = {(f"fe_core.op.numpyop.univariate.{module}", name) for module, name in (
+    ("minmax", "Minmax"), ("normalize", "Normalize"), ("expand_dims", "ExpandDims"),
+    ("channel_transpose", "ChannelTranspose"), ("reshape", "Reshape"), ("to_float", "ToFloat"),
+    ("to_array", "ToArray"), ("onehot", "Onehot"), ("binarize", "Binarize"), ("hadamard", "Hadamard"),
+    ("read_image", "ReadImage"))} | {("fe_core.op.numpyop.delete", "Delete")}
+
+
+def draws_random(ops: Sequence[Any]) -> bool:
+    """Whether any of `ops` may draw random numbers (anything but the known pure built-in ops)."""
+    return any((type(op).__module__, type(op).__name__) not in _PURE_OPS for op in ops)
 
 
 class SeededRandom:
@@ -174,6 +200,7 @@ class TaskRunner:
         self.state = plan.state
         self.unbatched = plan.batch_size is None
         self.boundary = plan.boundary_keys
+        self.batch_random = draws_random(plan.batch_ops)
 
     def _samples(self, indices: np.ndarray) -> Tuple[List[int], List[Dict[str, Any]], List[int]]:
         outcomes: List[int] = []
@@ -229,6 +256,8 @@ class TaskRunner:
         """
         if self.unbatched and not self.batch_steps:
             return self.select(samples[0])
+        if not self.batch_random:  # no batch op draws: seeding would change nothing
+            return self._finish(samples, indices)
         return self.random.call(task_seed(self.key, first, _BATCH_SALT), self._finish, samples, indices)
 
 
@@ -250,8 +279,10 @@ class WholeBatchRunner(TaskRunner):
         if not want_batch:  # out of step with the batches (a batch op filtered one): samples one by one
             return super().run(start, indices, False)
         batch = self.fetch(indices)
-        if self.batch_steps:
+        if self.batch_steps and self.batch_random:
             result = self.random.call(task_seed(self.key, start, _BATCH_SALT), self._whole, batch)
+        elif self.batch_steps:
+            result = self._whole(batch)
         else:
             result = self.select(batch)
         return ("batch", len(indices), result, self.key)
