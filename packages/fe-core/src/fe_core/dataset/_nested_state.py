@@ -21,9 +21,7 @@ def is_fe_dataset(dataset: Any) -> bool:
     Example:
         >>> import numpy as np
         >>> from fe_core.dataset import NumpyDataset
-        >>> class Mine(NumpyDataset): pass
-        >>> class Plain: pass
-        >>> is_fe_dataset(Mine({"x": np.arange(2)})), is_fe_dataset(Plain())
+        >>> is_fe_dataset(NumpyDataset({"x": np.arange(2)})), is_fe_dataset([{"x": 0}, {"x": 1}])
         (True, False)
     """
     return any(str(getattr(klass, "__module__", "")).split(".")[0] in _FE_PACKAGES
