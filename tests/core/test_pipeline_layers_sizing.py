@@ -1,0 +1,34 @@
+"""Pipeline layering: the default worker count per process, and results that carry their epoch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fe_core.pipeline import _workers
+from fe_core.pipeline._sample_epoch import check_epoch
+
+
+@pytest.mark.parametrize("local_world, expected", [(None, 16), ("1", 16), ("2", 8), ("4", 4), ("32", 1)])
+def test_num_process_none_takes_this_process_share_of_the_node(monkeypatch, local_world, expected):
+    import fe_core.util.devices as devices
+    monkeypatch.setattr(devices, "cpu_count", lambda limit=None: 16)
+    monkeypatch.setattr(devices, "get_num_gpus", lambda: 0)
+    if local_world is None:
+        monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    else:
+        monkeypatch.setenv("LOCAL_WORLD_SIZE", local_world)  # torchrun: the processes on this node
+    assert _workers.resolve_num_process(None) == expected
+    assert _workers.resolve_num_process(3) == 3  # an explicit count is per process, as asked
+
+
+class _Plan:
+    def where(self) -> str:
+        return "mode 'train' epoch 2 ds_id ''"
+
+
+def test_a_result_of_another_epoch_is_refused():
+    results = iter([(0, np.arange(2), ("batch", 2, {"x": 1}, 7)), (2, np.arange(2), ("batch", 2, {"x": 2}, 5))])
+    checked = check_epoch(results, 7, _Plan())
+    assert next(checked)[2][2] == {"x": 1}
+    with pytest.raises(RuntimeError, match="another epoch reached mode 'train' epoch 2"):
+        next(checked)
