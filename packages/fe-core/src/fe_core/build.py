@@ -44,7 +44,8 @@ def build(model_fn: Callable[[], Any],
           optimizer_fn: Union[None, str, Callable, Any, Sequence[Union[None, str, Callable, Any]]],
           weights_path: Union[None, str, Sequence[Optional[str]]] = None,
           model_name: Union[None, str, Sequence[str]] = None,
-          mixed_precision: bool = False) -> Any:
+          mixed_precision: bool = False,
+          sharding: Any = None) -> Any:
     """Build model(s) and attach optimizer(s), names and precision settings.
 
     Args:
@@ -55,6 +56,9 @@ def build(model_fn: Callable[[], Any],
         weights_path: One per model: a file to load weights from, or None.
         model_name: One per model; defaults to 'model', 'model1', ... counted across calls.
         mixed_precision: Train in mixed precision (fp16 with loss scaling on GPUs, bf16 autocast on torch CPU).
+        sharding: Shard the model(s) across the processes of a distributed run instead of replicating them (torch
+            only): 'fsdp' (FSDP2 with its defaults) or `fe.distributed.FSDP(...)`; see `fe_torch.sharding`. One
+            value for all models, or one per model (None: replicated, as without it).
 
     Returns:
         The model, or a list of models when `model_fn` returns several.
@@ -79,13 +83,21 @@ def build(model_fn: Callable[[], Any],
     if len(set(counts.values())) != 1:
         raise ConfigurationError("build() needs one optimizer, weights path and name per model; got " +
                                  ", ".join(f"{count} {what}" for what, count in counts.items()))
+    shardings = sharding if isinstance(sharding, (list, tuple)) else [sharding] * len(models)
+    if len(shardings) != len(models):
+        raise ConfigurationError(f"build() needs one sharding per model; got {len(shardings)} for {len(models)} models")
     compiled = []
-    for model, optimizer, weight, name in zip(models, optimizers, weights, names):
+    for model, optimizer, weight, name, shard in zip(models, optimizers, weights, names, shardings):
         backend = backend_for_model(model)
         if backend is None:
             raise ValueError(f"No installed backend recognises the model of type {type(model).__module__}."
                              f"{type(model).__qualname__} returned by model_fn")
-        built = backend.compile_model(model, optimizer, weight, name, mixed_precision)
+        if shard is not None and not getattr(backend, "supports_sharding", False):
+            raise ConfigurationError(f"build(sharding={shard!r:.40}) of model {name!r}: sharding is available for "
+                                     f"torch models only (FSDP2); {backend.name} models train replicated on every "
+                                     f"process (MirroredStrategy / MultiWorkerMirroredStrategy)")
+        extra = {} if shard is None else {"sharding": shard}
+        built = backend.compile_model(model, optimizer, weight, name, mixed_precision, **extra)
         built.fe_auto_name = automatic  # RestoreWizard matches automatically named models by position
         built.fe_weights_path = weight  # `fe test` loads saved weights only into models given none
         compiled.append(built)

@@ -79,6 +79,11 @@ def save_model(model: torch.nn.Module, save_dir: str, save_optimizer: bool = Fal
     """
     name = str(model.model_name)
     os.makedirs(save_dir, exist_ok=True)
+    if _sharded(model):  # `fe.backend.save_model` of a sharded model: whole weights, gathered, written by rank 0
+        if save_optimizer:
+            raise ValueError(f"Cannot save the optimizer of sharded torch model {name!r} into one file: its state "
+                             f"is sharded across the processes (RestoreWizard checkpoints it, each process its part)")
+        return [save_weights(model, os.path.join(save_dir, weights_file_name(name)))]
     files: List[str] = [_atomic_save(model.state_dict(), os.path.join(save_dir, weights_file_name(name))
                                      ).renamed(weights_file_name(name))]
     if save_optimizer:
@@ -106,9 +111,30 @@ def _scaler_state(optimizer: torch.optim.Optimizer) -> Optional[Dict[str, Any]]:
 
 
 def save_weights(model: torch.nn.Module, path: str) -> str:
-    """Write the model's `state_dict` alone to `path` (atomically); return `path`."""
+    """Write the model's `state_dict` alone to `path` (atomically); return `path`.
+
+    A sharded model's whole weights are gathered (a collective: every process calls this) onto rank 0's CPU, and
+    rank 0 writes the ordinary file that an unsharded model loads.
+    """
+    if _sharded(model):
+        from fe_torch.sharded_checkpoint import full_state_dict  # pylint: disable=import-outside-toplevel
+        state = full_state_dict(model)
+        if state:  # rank 0: the gathered weights are here
+            _atomic_save(state, path)
+        _barrier()  # the file is complete before any process goes on (and may read it)
+        return path
     _atomic_save(model.state_dict(), path)
     return path
+
+
+def _barrier() -> None:
+    import torch.distributed as dist  # pylint: disable=import-outside-toplevel
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+
+
+def _sharded(model: Any) -> bool:
+    return isinstance(model, torch.nn.Module) and model.__dict__.get("fe_sharding") is not None
 
 
 def load_weights(model: torch.nn.Module, path: str) -> None:
@@ -124,8 +150,12 @@ def load_weights(model: torch.nn.Module, path: str) -> None:
         raise ValueError(f"{path!r} does not hold a state_dict for torch model {name!r} (found "
                          f"{type(state).__name__})")
     try:
-        model.load_state_dict(state)
-    except RuntimeError as error:
+        if _sharded(model):  # every process reads the whole file and keeps its slices
+            from fe_torch.sharded_checkpoint import load_full_state_dict  # pylint: disable=import-outside-toplevel
+            load_full_state_dict(model, state)
+        else:
+            model.load_state_dict(state)
+    except (RuntimeError, KeyError) as error:
         raise ValueError(f"The weights in {path!r} do not fit torch model {name!r}: {error}") from None
 
 

@@ -158,6 +158,9 @@ def device() -> Optional[torch.device]:
 def wrap_model(model: torch.nn.Module) -> Optional[torch.nn.Module]:
     """Wrap a trainable model in DistributedDataParallel (once) and keep the wrapper on the model as `fe_ddp`.
 
+    A model sharded by `build(sharding=...)` is its own wrapper (FSDP2's hooks all-gather in its forward pass and
+    reduce-scatter in its backward pass): `fe_ddp` is the model itself, so the training steps take the same path.
+
     The wrapper is stored outside the module's registry (`object.__setattr__`), so the model's `state_dict`,
     `parameters()` and saved files are unchanged. A model without trainable parameters is not wrapped.
 
@@ -171,6 +174,9 @@ def wrap_model(model: torch.nn.Module) -> Optional[torch.nn.Module]:
         return existing
     if not any(parameter.requires_grad for parameter in model.parameters()):
         return None
+    if model.__dict__.get("fe_sharding") is not None:  # FSDP2: the sharded model does its own collectives
+        object.__setattr__(model, "fe_ddp", model)
+        return model
     device_ids: Optional[List[int]] = [_communicator.device.index] if _communicator.device.type == "cuda" else None
     wrapper = torch.nn.parallel.DistributedDataParallel(
         model, device_ids=device_ids, find_unused_parameters=os.environ.get("FE_DDP_FIND_UNUSED") == "1")

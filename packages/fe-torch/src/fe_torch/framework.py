@@ -10,7 +10,8 @@ import torch
 from fe_core.framework.base import Backend, StateReducer
 from fe_core.schedule.scheduler import Scheduler
 
-from fe_torch import checkpoint, devices, distributed, kernels, optimizers
+from fe_torch import checkpoint, devices, distributed, kernels, optimizers, sharded_checkpoint
+from fe_torch import sharding as fsdp
 from fe_torch.network import TorchNetwork
 
 __all__ = ["TorchBackend"]
@@ -66,6 +67,7 @@ class TorchBackend(Backend):
     name = "torch"
     framework_module = "torch"
     model_extension = "pt"
+    supports_sharding = True  # `build(sharding=...)`: FSDP2 (fe_torch.sharding)
 
     # ----- models -----
     def owns_model(self, obj: Any) -> bool:
@@ -77,8 +79,9 @@ class TorchBackend(Backend):
         return TorchNetwork(ops, pops, slicers)
 
     def compile_model(self, model: Any, optimizer_fn: Any, weights_path: Optional[str], model_name: str,
-                      mixed_precision: bool) -> torch.nn.Module:
-        """Move `model` to the device (once, here), attach its optimizer(s), name and precision, load weights.
+                      mixed_precision: bool, sharding: Any = None) -> torch.nn.Module:
+        """Move `model` to the device (once, here), shard it if asked (FSDP2, before its optimizer is made on the
+        slices), attach its optimizer(s), name and precision, load weights.
 
         Raises:
             TypeError: If `model` is not an `nn.Module`, or `optimizer_fn` is invalid.
@@ -91,7 +94,13 @@ class TorchBackend(Backend):
         distributed.setup()  # started by torchrun: join the process group first (it picks this process's device)
         device = self.default_device()
         model.to(device)
+        if sharding is not None:
+            communicator = distributed.communicator()
+            fsdp.shard_model(model, fsdp.resolve_sharding(sharding, model_name), model_name,
+                             communicator.world_size if communicator is not None else None)
         optimizer = optimizers.build_scheduled_optimizer(optimizer_fn, model, model_name, mixed_precision, device)
+        if sharding is not None:
+            fsdp.check_optimizers(model, optimizers.scheduled_optimizers(optimizer), model_name)
         model.model_name = model_name
         model.optimizer = optimizer
         model.current_optimizer = optimizer.get_current_value(1) if isinstance(optimizer, Scheduler) else optimizer
@@ -141,10 +150,32 @@ class TorchBackend(Backend):
 
     # ----- state -----
     def save_model(self, model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
+        if fsdp.is_sharded(model):  # a checkpoint's distributed checkpoint (staged by every process), or a backup
+            return sharded_checkpoint.save_checkpoint_files(model, save_dir, save_optimizer)
         return checkpoint.save_model(model, save_dir, save_optimizer)
 
     def load_model(self, model: Any, load_dir: str, load_optimizer: bool) -> None:
-        checkpoint.load_model(model, load_dir, load_optimizer)
+        if not sharded_checkpoint.load_checkpoint_files(model, load_dir, load_optimizer):
+            checkpoint.load_model(model, load_dir, load_optimizer)
+
+    def stage_checkpoint(self, models: Sequence[Any], save_dir: str) -> None:
+        """Before a checkpoint is written (every process, at the same point): each process writes its slices of the
+        sharded models (see `fe_torch.sharded_checkpoint`)."""
+        sharded_checkpoint.stage_models(list(models), save_dir)
+
+    def reshards(self, models: Sequence[Any], checkpoint: Any) -> bool:
+        """Whether a checkpoint written by a different number of processes can still resume these models: yes when a
+        model is sharded now or was sharded then (torch's distributed checkpoint reshards them exactly)."""
+        return any(fsdp.is_sharded(model) for model in models) or any(
+            str(name).startswith(sharded_checkpoint.dcp_dir_name(record.name) + "/")
+            for record in checkpoint.models for name in record.files)
+
+    def join_save_weights(self, model: Any) -> None:
+        """On the processes that do not write a full-weights file: take part in gathering a sharded model's weights
+        (a collective) while rank 0 writes them."""
+        if fsdp.is_sharded(model):
+            sharded_checkpoint.full_state_dict(model)
+            checkpoint._barrier()  # pylint: disable=protected-access  (rank 0 has written the file)
 
     def save_weights(self, model: Any, path: str) -> str:
         return checkpoint.save_weights(model, path)

@@ -17,7 +17,7 @@ import torch
 from fe_core.backend.crossentropy import EPSILON  # probabilities are clipped to [EPSILON, 1 - EPSILON] for the log
 from fe_core.misuse import described
 
-from fe_torch import distributed
+from fe_torch import distributed, sharding
 from fe_torch.backend import crossentropy, losses, reductions
 from fe_torch.backend.models import apply_gradients, trainable_parameters
 
@@ -208,7 +208,11 @@ def _gradients_from_loss(op: Any, loss: Tensor, params: List[Tensor], scaler: An
     if op.model.__dict__.get("fe_ddp") is not None:  # DDP all-reduces in .grad accumulation hooks: backward, not grad
         for parameter in params:
             parameter.grad = None
-        torch.autograd.backward(loss, inputs=params, retain_graph=op.retain_graph)
+        # A sharded (FSDP2) model's forward runs on gathered copies of its slices: those are the graph's leaves, and
+        # FSDP2's hooks reduce-scatter their gradients into the slices' .grad
+        sharded = op.model.__dict__.get("fe_sharding") is not None
+        torch.autograd.backward(loss, inputs=sharding.graph_leaves(op.model) if sharded else params,
+                                retain_graph=op.retain_graph)
         gradients = [parameter.grad for parameter in params]
         for parameter in params:
             parameter.grad = None

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from fe import backend as backend
     from fe import cli as cli
     from fe import dataset as dataset
+    from fe import distributed as distributed
     from fe import estimator as estimator
     from fe import examples as examples
     from fe import layers as layers
@@ -49,8 +50,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "__version__", "Estimator", "Network", "Pipeline", "build", "enable_deterministic", "record_history",
-    "architecture", "backend", "cli", "dataset", "estimator", "examples", "layers", "network", "op", "pipeline",
-    "schedule", "search", "slicer", "summary", "trace", "types", "util", "xai",
+    "architecture", "backend", "cli", "dataset", "distributed", "estimator", "examples", "layers", "network", "op",
+    "pipeline", "schedule", "search", "slicer", "summary", "trace", "types", "util", "xai",
 ]
 
 _ATTRIBUTES = {
@@ -62,8 +63,8 @@ _ATTRIBUTES = {
     "record_history": "fe_core.estimator:record_history",
 }
 _SUBMODULES = [
-    "architecture", "backend", "cli", "dataset", "estimator", "examples", "layers", "network", "op", "pipeline",
-    "schedule", "search", "slicer", "summary", "trace", "types", "util", "xai",
+    "architecture", "backend", "cli", "dataset", "distributed", "estimator", "examples", "layers", "network", "op",
+    "pipeline", "schedule", "search", "slicer", "summary", "trace", "types", "util", "xai",
 ]
 
 __getattr__, __dir__ = attach(__name__, _ATTRIBUTES, _SUBMODULES)

@@ -317,6 +317,9 @@ class System:
         # A data-parallel run: every rank's random state and trace state go into rank 0's checkpoint, which only
         # rank 0 writes (weights are the same on every rank); the others wait until it is complete.
         communicator = get_communicator()
+        stage = getattr(self.network.backend, "stage_checkpoint", None) if self.network is not None else None
+        if callable(stage):  # sharded models: every rank writes its own part first (a collective)
+            stage(self._models(), save_dir)
         if communicator.world_size > 1:
             from fe_core.distributed.rank_state import gather_rank_states
             state["ranks"] = gather_rank_states({"rng": state["rng"], "traces": state["traces"]}, communicator)
@@ -434,6 +437,27 @@ class System:
         finally:
             shutil.rmtree(backup, ignore_errors=True)
 
+    def _own_rank_entry(self, checkpoint: "Checkpoint", load_dir: str) -> Optional[Dict[str, Any]]:
+        """This rank's random and trace state. A checkpoint of sharded models written by a different number of
+        processes still resumes (the backend reshards the models): every rank then takes rank 0's state (or the
+        single process's), with a message that the run cannot repeat the original bitwise."""
+        from fe_core.distributed.rank_state import rank_entry
+        ranks = checkpoint.state.get("ranks")
+        try:
+            return rank_entry(ranks, load_dir)
+        except ValueError:
+            reshards = getattr(self.network.backend, "reshards", None) if self.network is not None else None
+            if not (callable(reshards) and reshards(self._models(), checkpoint)):
+                raise
+        communicator = get_communicator()
+        written = len(ranks) if isinstance(ranks, list) else 1
+        if communicator.is_main:
+            print(f"FastEstimator-RestoreWizard: {load_dir} was written by {written} process(es), this run has "
+                  f"{communicator.world_size}: the sharded models are resharded exactly, but each batch is split "
+                  f"differently across the processes and their random streams differ, so the run will not repeat a "
+                  f"{written}-process run bitwise")
+        return ranks[0] if isinstance(ranks, list) and ranks and isinstance(ranks[0], dict) else None
+
     def load_state(self, load_dir: str) -> None:
         """Restore the training state saved by `save_state`.
 
@@ -460,10 +484,9 @@ class System:
         from fe_core.checkpoint.checkpoint_dir import read_checkpoint
         from fe_core.checkpoint.object_state import set_object_state, set_object_states, stateful_objects
         from fe_core.checkpoint.rng_state import restore_rng_state
-        from fe_core.distributed.rank_state import rank_entry
         checkpoint = read_checkpoint(load_dir)
         self._check_checkpoint(checkpoint)
-        own = rank_entry(checkpoint.state.get("ranks"), load_dir)  # this rank's random and trace state, if several
+        own = self._own_rank_entry(checkpoint, load_dir)  # this rank's random and trace state, if several
         self._load_models(checkpoint)  # the step most likely to fail: first, and undone if it does
         saved = checkpoint.system
         for name in STATE_ATTRIBUTES:

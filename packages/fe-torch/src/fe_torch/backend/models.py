@@ -129,8 +129,12 @@ def load_model(model: torch.nn.Module, weights_path: str, load_optimizer: bool) 
     if not isinstance(state, dict):
         raise ValueError(f"{weights_path!r} does not hold a state_dict for torch model {_name(model)!r}")
     try:
-        model.load_state_dict(_strip_data_parallel(state))
-    except RuntimeError as error:
+        if model.__dict__.get("fe_sharding") is not None:  # a sharded model keeps its slices of the whole weights
+            from fe_torch.sharded_checkpoint import load_full_state_dict  # pylint: disable=import-outside-toplevel
+            load_full_state_dict(model, _strip_data_parallel(state))
+        else:
+            model.load_state_dict(_strip_data_parallel(state))
+    except (RuntimeError, KeyError) as error:
         raise ValueError(f"The weights in {weights_path!r} do not fit torch model {_name(model)!r}: {error}") from None
     if load_optimizer:
         directory, file_name = os.path.split(os.path.abspath(weights_path))

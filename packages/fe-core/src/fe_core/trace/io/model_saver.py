@@ -61,6 +61,9 @@ def save_model_files(backend: Any, model: Any, save_dir: str, file_stem: str,
         >>> # save_model_files(model_backend(m), m, "/tmp/run", "model_epoch_3")  -> ['/tmp/run/model_epoch_3.pt']
     """
     if not is_main_process():  # a data-parallel run: the weights are the same on every rank; rank 0 writes them
+        join = getattr(backend, "join_save_weights", None)  # a sharded model's weights are gathered by every rank
+        if callable(join):
+            join(model)
         return []
     os.makedirs(save_dir, exist_ok=True)
     path = os.path.join(save_dir, f"{file_stem}.{weights_extension(backend)}")

@@ -1,0 +1,153 @@
+"""Sharded data parallel (FSDP2) under torchrun: 2 processes on gloo (127.0.0.1, a free port), bounded in time.
+
+One module-scoped fixture runs every launch once (each costs seconds), and the tests read what the runs wrote
+(`fsdp_script.py`, an ordinary fe script whose two models are sharded when it runs on several processes):
+
+- A: 2 processes, uninterrupted, RestoreWizard + BestModelSaver (which reloads the best weights at the end).
+- B: the same, killed with SIGKILL at step 5 (its checkpoint: step 3, in the middle of epoch 1); C resumes B.
+- E: one process resumes a copy of B's checkpoint (2 -> 1: DCP reshards into unsharded models), then builds `net`
+  with `weights_path=` A's best weights and tests it (`fe test` does the same, where the `fe` CLI is installed).
+- F: one process, global batch 16 (one step per epoch), uninterrupted, keeping its checkpoints; G: 2 processes resume
+  F's step-1 checkpoint (1 -> 2) and must end as F does (float tolerance): same global batch, sharded or not.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict
+
+import numpy as np
+import pytest
+
+from test_distributed import torchrun
+
+SCRIPT = Path(__file__).with_name("fsdp_script.py")
+
+
+def one_process(out: Path, timeout: float = 120, args=(), **env: str) -> subprocess.CompletedProcess:
+    out.mkdir(parents=True, exist_ok=True)
+    environ = dict(os.environ, OMP_NUM_THREADS="1", FE_T_OUT=str(out), FE_HISTORY_DB=str(out / "history.db"), **env)
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "FE_T_SAVE", "FE_T_CKPT"):
+        environ.pop(name, None)
+    environ.update(env)
+    command = list(args) or [sys.executable, str(SCRIPT)]
+    return subprocess.run(command, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=timeout, check=False)
+
+
+def rank(out: Path, index: int = 0) -> Dict:
+    return json.loads((out / f"rank{index}.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Dict[str, Dict]:
+    root = tmp_path_factory.mktemp("fsdp")
+    found: Dict[str, Dict] = {}
+    code, output = torchrun(root / "A", script=SCRIPT, FE_T_CKPT=str(root / "ckpt_A"), FE_T_SAVE=str(root / "best"))
+    assert code == 0, output[-3000:]
+    found["A"] = {"ranks": [rank(root / "A", 0), rank(root / "A", 1)], "output": output, "best": root / "best"}
+    code, output = torchrun(root / "B", script=SCRIPT, FE_T_CKPT=str(root / "ckpt_B"), FE_T_CRASH_AT="5")
+    assert code != 0 and not (root / "B" / "rank0.json").exists(), output[-3000:]
+    found["B"] = {"checkpoints": sorted(name for name in os.listdir(root / "ckpt_B") if not name.endswith(".txt"))}
+    shutil.copytree(root / "ckpt_B", root / "ckpt_E")
+    code, output = torchrun(root / "C", script=SCRIPT, FE_T_CKPT=str(root / "ckpt_B"))
+    assert code == 0, output[-3000:]
+    found["C"] = {"ranks": [rank(root / "C", 0), rank(root / "C", 1)], "output": output}
+    best = root / "best" / "net_best_ce.pt"
+    done = one_process(root / "E", FE_T_CKPT=str(root / "ckpt_E"), FE_T_WEIGHTS=str(best))
+    assert done.returncode == 0, done.stdout[-3000:]
+    found["E"] = {"rank": rank(root / "E"), "output": done.stdout}
+    found["T"] = json.loads((root / "E" / "tested.json").read_text())
+    done = one_process(root / "F", FE_T_BATCH="16", FE_T_FREQ="1s", FE_T_KEEP="3", FE_T_CKPT=str(root / "ckpt_F"))
+    assert done.returncode == 0, done.stdout[-3000:]
+    found["F"] = {"rank": rank(root / "F")}
+    shutil.copytree(root / "ckpt_F" / "step-1", root / "ckpt_G" / "step-1")
+    code, output = torchrun(root / "G", script=SCRIPT, FE_T_BATCH="16", FE_T_FREQ="1s", FE_T_CKPT=str(root / "ckpt_G"))
+    assert code == 0, output[-3000:]
+    found["G"] = {"ranks": [rank(root / "G", 0), rank(root / "G", 1)], "output": output}
+    fe_cli = Path(sys.executable).with_name("fe")
+    if fe_cli.exists():  # the `fe` package's CLI (installed where the `fe` distribution is)
+        done = one_process(root / "cli", args=[str(fe_cli), "test", str(SCRIPT)], FE_T_SAVE=str(root / "best"))
+        assert done.returncode == 0, done.stdout[-3000:]
+        found["cli"] = {"output": done.stdout}
+    return found
+
+
+def close(a: Dict[str, list], b: Dict[str, list], atol: float = 1e-6) -> bool:
+    return a.keys() == b.keys() and all(np.allclose(a[key], b[key], rtol=0, atol=atol) for key in a)
+
+
+@pytest.mark.slow
+def test_parameters_are_dtensors_sharded_across_the_two_processes(runs):
+    ranks = runs["A"]["ranks"]
+    assert [r["world_size"] for r in ranks] == [2, 2]
+    assert ranks[0]["dtensor"] == ["DTensor"] * 6
+    # each process holds half of every layer's rows: 16 -> 8 + 8, and 2 -> 1 + 1
+    assert ranks[0]["local_rows"] == ranks[1]["local_rows"] == [8, 8, 8, 8, 1, 1]
+    assert ranks[0]["net"] == ranks[1]["net"] and ranks[0]["head"] == ranks[1]["head"]  # one model, gathered
+
+
+@pytest.mark.slow
+def test_sharded_training_equals_one_process_with_the_same_global_batch(runs):
+    sharded, single = runs["G"]["ranks"][0], runs["F"]["rank"]
+    assert close(sharded["net"], single["net"]) and close(sharded["head"], single["head"])
+    assert sharded["test"] == pytest.approx(single["test"], abs=1e-6)
+
+
+@pytest.mark.slow
+def test_kill_9_mid_epoch_and_resume_ends_bitwise_equal(runs):
+    assert runs["B"]["checkpoints"] == ["step-3"]  # killed at step 5: the last checkpoint is in epoch 1 (4 steps)
+    assert "restored" in runs["C"]["output"] and "step 3" in runs["C"]["output"]
+    clean, resumed = runs["A"]["ranks"], runs["C"]["ranks"]
+    for index in (0, 1):
+        assert resumed[index]["net"] == clean[index]["net"]
+        assert resumed[index]["head"] == clean[index]["head"]
+        assert resumed[index]["test"] == clean[index]["test"]
+
+
+@pytest.mark.slow
+def test_resharding_two_processes_into_one(runs):
+    one, two = runs["E"]["rank"], runs["C"]["ranks"][0]
+    assert one["world_size"] == 1 and one["dtensor"] == ["Parameter"] * 6
+    assert one["begin"]["step"] == two["begin"]["step"] == 3
+    assert one["begin"] == two["begin"]  # weights and both optimizers' state: exactly what the 2 processes restored
+    assert "written by 2 process(es), this run has 1" in runs["E"]["output"]
+    assert "will not repeat a 2-process run bitwise" in runs["E"]["output"]
+
+
+@pytest.mark.slow
+def test_resharding_one_process_into_two(runs):
+    assert "written by 1 process(es), this run has 2" in runs["G"]["output"]
+    assert runs["G"]["ranks"][0]["begin"]["step"] == 1
+    # G = one process for step 1, two sharded processes for steps 2-3 (accumulated gradients and optimizer state
+    # carried over): it ends as the uninterrupted single-process run F does
+    assert close(runs["G"]["ranks"][0]["head"], runs["F"]["rank"]["head"])
+
+
+@pytest.mark.slow
+def test_best_model_loads_unsharded_and_tests_the_same(runs):
+    sharded = runs["A"]["ranks"][0]
+    assert (runs["A"]["best"] / "net_best_ce.pt").is_file()
+    assert "Restoring model from" in runs["A"]["output"]  # BestModelSaver loaded the file back into the sharded model
+    assert runs["T"]["ce"] == pytest.approx(sharded["test"]["ce"], abs=1e-6)
+    assert runs["T"]["accuracy"] == sharded["test"]["accuracy"]
+    if "cli" in runs:
+        line = next(line for line in runs["cli"]["output"].splitlines() if line.startswith("FastEstimator-Test"))
+        assert f"ce: {sharded['test']['ce']:.7g};" in line
+
+
+@pytest.mark.slow
+def test_backend_functions_on_a_sharded_model(runs):
+    for result in runs["A"]["ranks"]:
+        assert result["lr"] == pytest.approx(0.01 / (1 + 0.1 * 12))  # the LR schedule set it on the sharded model
+        assert result["set_lr"] == 0.5
+        assert result["grad_norm"] > 0.01 and result["clipped_norm"] == pytest.approx(0.01, rel=1e-4)
+        assert result["reloaded_equal"]  # fe.backend.save_model wrote whole weights, load_model read them back
+    assert runs["A"]["ranks"][0]["feed_forward"] == runs["A"]["ranks"][1]["feed_forward"]
+    assert runs["A"]["ranks"][0]["grad_norm"] == runs["A"]["ranks"][1]["grad_norm"]  # one norm over all shards
+    message = runs["A"]["ranks"][0]["lbfgs_error"]
+    assert "cannot shard a LBFGS optimizer" in message and "\n" not in message
