@@ -1,24 +1,26 @@
 """`EpochLoader`: iterate one epoch of batches from an `EpochPlan`.
 
-Three ways through the data, chosen once per epoch:
+An epoch is layers that compose, as a torch DataLoader stacks a sampler, a fetcher and a worker loop:
 
-- whole batches: no op runs per sample, collation is plain stacking and the dataset has `get_batch` — one
-  fancy-indexing call per batch, then the batch ops (this is what makes batch-capable ops fast);
-- per sample: `dataset[i]`, the per-sample ops, then collation (keys untouched by per-sample ops are still gathered
-  with `get_batch` when the dataset has it), then the batch ops;
-- native: a framework loader (torch DataLoader, tf.data.Dataset) is iterated as is.
+- draws, in one place (`_draw_epoch`): a seed for the dataset's per-epoch index maps when it has `fe_reset_ds` (the
+  maps are drawn from it, here and in every worker), the first pass's order when shuffled, and the epoch's key. They
+  come from numpy's global random state (`np.random.seed` or restoring its state makes an epoch reproducible; the
+  position tracker records it for mid-epoch resume), or in a data-parallel run from one shared stream. Their number
+  never depends on the path, so the trainer's random state after an epoch is the same for any num_process;
+- a task stream: consecutive positions of the order, one batch's worth per task (`_sample_epoch.TaskStream`; later
+  passes' orders and every task's seed derive from the key); in a data-parallel run this process's part of every
+  global batch (`_rank_tasks`, the rules of `fe_core.distributed.sharding`); for a dataset of whole batches one item
+  per task;
+- a runner per plan (`runner_kind`): whole batches (no per-sample op, plain stacking, `get_batch`: one fancy-indexing
+  call, then the batch ops), per sample (`dataset[i]`, per-sample ops, collation, batch ops) or items of a dataset of
+  whole batches - the same in the trainer and in a worker, each task seeded by (key, position);
+- an executor, one decision from the plan (`choose_executor`): here, the Pipeline's worker pool
+  (`fe_core.pipeline._workers`), or a GeneratorDataset's feed process (`fe_core.pipeline._feed`);
+- an assembler of the run's filtering rules (`_sample_epoch.assemble`, `assemble_items`, `_assemble_rank`).
 
-Shuffling draws permutations from numpy's global random state, so `np.random.seed` (or restoring its state) makes
-the order reproducible.
-
-The per-sample path is computed in tasks (`fe_core.pipeline._sample_epoch`) whose randomness is seeded from the
-epoch's key and the task's position, so it gives the same batches whether the tasks run here or in the Pipeline's
-worker processes (`fe_core.pipeline._workers`), which it uses when a pool is open and the epoch is large enough.
-
-In a data-parallel run (several processes, see `fe_core.distributed`) each process takes its part of every global
-batch of one shared sample order (`_sharded_batches`; the rules are in `fe_core.distributed.sharding`).
-"""
-from __future__ import annotations
+A framework loader (torch DataLoader, tf.data.Dataset) is iterated as is; an InterleaveDataset follows its pattern
+over one loader per member.
+"""from __future__ import annotations
 
 import functools
 import inspect

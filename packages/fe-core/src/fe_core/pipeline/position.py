@@ -6,9 +6,9 @@ that record. On resume, the same (mode, epoch, ds_id) iteration starts from the 
 pipeline (not the network) for the batches already trained on, and then puts back the random state the checkpoint
 restored, so batch N+1 is the batch an uninterrupted run would have produced.
 
-Replaying only re-runs the pipeline's own work; it is exact as long as nothing but the pipeline draws from numpy's
-global random state *while the pipeline decides its order* (the permutation is drawn when an epoch starts, and a
-new one only when `steps_per_epoch` runs past the end of the data).
+Replaying only re-runs the pipeline's own work; it is exact because an epoch takes all its draws from numpy's global
+random state when it starts (the index-map seed, the order, the epoch's key: see `fe_core.pipeline.loader`), whatever
+runs its tasks, and everything later (further passes, every task's randomness) derives from them.
 """
 from __future__ import annotations
 
