@@ -99,8 +99,7 @@ def scheduled_datasets() -> RepeatScheduler:
 
 def test_scheduled_hybrid_datasets_restore_fe_datasets_only(tmp_path):
     def change(system: System) -> None:
-        data = system.pipeline.data["train"][""] if "" in system.pipeline.data["train"] else \
-            list(system.pipeline.data["train"].values())[0]
+        data = list(system.pipeline.data["train"].values())[0]
         data.get_current_value(1).var, data.get_current_value(2).var = 4, 99
 
     loaded = saved_and_loaded(lambda: system_of(scheduled_datasets()), change, tmp_path)
