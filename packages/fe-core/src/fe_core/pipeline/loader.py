@@ -20,7 +20,8 @@ An epoch is layers that compose, as a torch DataLoader stacks a sampler, a fetch
 
 A framework loader (torch DataLoader, tf.data.Dataset) is iterated as is; an InterleaveDataset follows its pattern
 over one loader per member.
-"""from __future__ import annotations
+"""
+from __future__ import annotations
 
 import functools
 import inspect
