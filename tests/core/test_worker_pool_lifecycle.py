@@ -62,13 +62,15 @@ def test_a_slow_task_does_not_leave_the_other_workers_idle():
                         ops=[SlowOn(slow=[0], seconds=1.0, inputs="x", outputs="x")])
     with pipeline.workers():
         with pipeline(mode="train", epoch=1, shuffle=False) as loader:
-            batches = [batch["x"][:, 0] for batch in loader]
+            iterator = iter(loader)
+            batches = [next(iterator)["x"][:, 0]]  # the first task took a second in one worker
             stats = pipeline._worker_pool.stats()  # pylint: disable=protected-access
+            batches += [batch["x"][:, 0] for batch in iterator]
     np.testing.assert_array_equal(np.concatenate(batches), np.arange(64) * 2)
-    # While one worker spends a second on the first task, the other goes on with the next tasks (task k to worker
-    # k % 2, two in flight each, gave it 2); the whole epoch's other 15 tasks fit in the time
+    # Meanwhile the other worker went on with the next tasks, up to the window (4 tasks per worker ahead): 6 of them.
+    # Task k to worker k % 2 with two in flight each, new tasks sent only as results were read in order, gave it 2.
     done = sorted(worker["tasks"] for worker in stats["workers"])
-    assert done[1] >= 8, stats
+    assert done[1] >= 5, stats
     assert all(worker["idle_seconds"] >= 0 and worker["busy_seconds"] > 0 for worker in stats["workers"])
 
 

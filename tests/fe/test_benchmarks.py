@@ -136,6 +136,18 @@ def test_pipeline_workers_benchmark_compares_num_process_with_a_torch_dataloader
     assert re.search(RATIO, output) and "target >= 1.6x" in output
 
 
+def test_ddp_input_benchmark_times_each_rank_against_a_distributed_sampler_dataloader():
+    output = bench("bench_ddp_input.py", "--quick", machine_line=False)
+    table = [row for row in rows(output, "fe num_process") + rows(output, "DistributedSampler") if len(row) == 7]
+    assert sorted((row[0], row[1]) for row in table) == sorted(
+        (name, rank) for name in ("fe num_process=0", "fe num_process=2", "DistributedSampler + DataLoader workers=0",
+                                  "DistributedSampler + DataLoader workers=2") for rank in ("0", "1"))
+    assert all(row[4] == "256" for row in table)  # each rank gets half of the 512 samples
+    assert all(row[5] == "2" for row in table if row[0] == "DistributedSampler + DataLoader workers=2")
+    assert re.search(r"rank 0: fe num_process=2 ran (\d+ worker processes|NO worker process)", output)
+    assert re.search(r"fe num_process=2 / DistributedSampler \+ DataLoader workers=2: \d+\.\d\dx", output)
+
+
 def test_tf_feed_forward_benchmark_compares_fe_with_an_eager_call_and_a_tf_function():
     output = bench("bench_tf_feed_forward.py", "--quick")
     assert len(rows(output, "(")) == 3 and len(re.findall(RATIO, output)) == 2

@@ -29,7 +29,7 @@ def main() -> int:
     parser.add_argument("--only", nargs="+", choices=["torch", "tf", "tf_fit", "first_step", "pipeline", "import",
                                                       "memory", "allocator", "augment", "dataset", "backend",
                                                       "tensorops", "ddp", "history", "workers",
-                                                      "feed_forward"])
+                                                      "feed_forward", "ddp_input"])
     args = parser.parse_args()
     quick: Dict[str, List[str]] = {
         "torch": ["--repeats", "1", "--epochs", "3"],
@@ -48,6 +48,7 @@ def main() -> int:
         "history": ["--quick"],
         "workers": ["--quick"],
         "feed_forward": ["--quick"],
+        "ddp_input": ["--quick"],
     }
     plan = {
         "torch": (venv_python("fe", "torch"), "bench_torch.py"),
@@ -66,6 +67,7 @@ def main() -> int:
         "history": (venv_python("fe", "torch"), "bench_history.py"),
         "workers": (venv_python("fe", "torch"), "bench_pipeline_workers.py"),
         "feed_forward": (venv_python("fe", "tf"), "bench_tf_feed_forward.py"),
+        "ddp_input": (venv_python("fe", "torch"), "bench_ddp_input.py"),
     }
     failed = []
     for name, (python, script) in plan.items():
