@@ -174,7 +174,8 @@ def test_reduce_lr_on_plateau_prints_the_float32_rate(capsys: pytest.CaptureFixt
 def test_accuracy_with_negative_torch_labels_without_a_system() -> None:
     accuracy = Accuracy(true_key="y", pred_key="y_pred")
     accuracy.on_epoch_begin(Data())
-    accuracy.on_batch_end(Data({"y": torch.tensor([1, -1, 0, 1]), "y_pred": torch.tensor([[0.8], [0.3], [0.4], [0.2]])}))
+    y_pred = torch.tensor([[0.8], [0.3], [0.4], [0.2]])
+    accuracy.on_batch_end(Data({"y": torch.tensor([1, -1, 0, 1]), "y_pred": y_pred}))
     end = Data()
     accuracy.on_epoch_end(end)
     assert float(end["accuracy"]) == 0.5

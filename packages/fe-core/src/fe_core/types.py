@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Collection, List, Protocol, Sequence, Sized, Tuple, \
+from typing import TYPE_CHECKING, Any, Callable, Collection, List, Protocol, Sized, Tuple, \
     TypeVar, Union, runtime_checkable
 
 import numpy as np
@@ -29,8 +29,8 @@ import numpy as np
 from fe_core.export import fe_export
 from fe_core.op.numpyop.remove_if import FilteredData
 
-__all__ = ["Tensor", "Array", "Model", "Number", "BoundingBox", "KeyPoint", "MapDataset", "FilteredData", "DataSequence",
-           "TensorT", "ArrayT", "ModelT", "CollectionT"]
+__all__ = ["Tensor", "Array", "Model", "Number", "BoundingBox", "KeyPoint", "MapDataset", "FilteredData",
+           "DataSequence", "TensorT", "ArrayT", "ModelT", "CollectionT"]
 
 
 def _attribute(module_name: str, path: str) -> Any:
@@ -89,13 +89,10 @@ def _sequence_classes() -> Tuple[type, ...]:
     return (list, tuple, np.ndarray) + _resolve(_TENSOR_CLASSES)
 
 
-if TYPE_CHECKING:  # what static type checkers see: FastEstimator's Unions
-    import keras
-    import tensorflow as tf
-    import torch
-    Tensor = Union[tf.Tensor, tf.Variable, tf.distribute.DistributedValues, torch.Tensor]
-    Array = Union[tf.Tensor, tf.Variable, tf.distribute.DistributedValues, torch.Tensor, np.ndarray]
-    Model = Union[keras.Model, torch.nn.Module]
+if TYPE_CHECKING:  # what static type checkers see: FastEstimator's Unions (forward references: no framework import)
+    Tensor = Union["tf.Tensor", "tf.Variable", "tf.distribute.DistributedValues", "torch.Tensor"]
+    Array = Union["tf.Tensor", "tf.Variable", "tf.distribute.DistributedValues", "torch.Tensor", np.ndarray]
+    Model = Union["keras.Model", "torch.nn.Module"]
     DataSequence = Union[List[Any], Tuple[Any, ...], Array]
 else:
     Tensor = _union_class("Tensor", _tensor_classes,

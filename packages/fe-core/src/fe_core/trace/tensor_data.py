@@ -65,7 +65,8 @@ class TensorData(Data):
 
     __slots__ = ("data", "_convert", "_tensors")
 
-    def __init__(self, data: Data, convert: Callable[[np.ndarray], Any]) -> None:  # pylint: disable=super-init-not-called
+    # pylint: disable-next=super-init-not-called
+    def __init__(self, data: Data, convert: Callable[[np.ndarray], Any]) -> None:
         self.data = data
         self._logs = data._logs
         self._batch = data._batch

@@ -80,7 +80,7 @@ class ReduceLROnPlateau(ModelMetricTrace):
         self.wait += 1
         if self.wait >= self.patience:
             backend = model_backend(self.model)
-            # the product in float32, as FastEstimator computes it: 0.1 * 0.001 prints 0.0001, not 0.00010000000000000002
+            # the product in float32, as FastEstimator computes it (0.1 * 0.001 is not 0.00010000000000000002)
             new_lr = max(self.min_lr, np.float32(self.factor * float(backend.get_lr(self.model))))
             backend.set_lr(self.model, float(new_lr))
             self.wait = 0
