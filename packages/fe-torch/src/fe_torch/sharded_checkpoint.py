@@ -28,6 +28,7 @@ import json
 import os
 import pickle
 import shutil
+import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
@@ -357,7 +358,9 @@ def _load_dcp(model: torch.nn.Module, path: str, load_optimizer: bool) -> None:
         if tuple(entry.size) != tuple(value.shape):
             raise ValueError(f"{path!r}: tensor {key!r} has shape {tuple(entry.size)}, torch model {name!r} expects "
                              f"{tuple(value.shape)}")
-    dcp.load(wanted, storage_reader=reader, planner=_safe_planner())
+    with warnings.catch_warnings():  # one process reading a checkpoint several wrote is what resharding 2 -> 1 is
+        warnings.filterwarnings("ignore", message=".*assuming the intent is to load in a single process")
+        dcp.load(wanted, storage_reader=reader, planner=_safe_planner())
     set_model_state_dict(model, {key[len("model."):]: value for key, value in wanted.items()
                                  if key.startswith("model.")})
     for optimizer, template in zip(optimizers, templates):
