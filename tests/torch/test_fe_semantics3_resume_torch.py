@@ -207,7 +207,7 @@ def numbered(size: int, offset: int = 0) -> NumpyDataset:
     return NumpyDataset({"x": x, "y": x * 2})
 
 
-def run(directory: str, kind: str, kill_at: Optional[int] = None) -> Dict[str, Any]:
+def run(directory: str, kind: str, kill_at: Optional[int] = None, frequency: Any = "2s") -> Dict[str, Any]:
     reset_build_count()
     torch.manual_seed(1)
     np.random.seed(1)
@@ -221,7 +221,7 @@ def run(directory: str, kind: str, kill_at: Optional[int] = None) -> Dict[str, A
     network = make_network([ModelOp(model=model, inputs="x", outputs="y_pred"),
                             MeanSquaredError(inputs=("y_pred", "y"), outputs="mse"),
                             UpdateOp(model=model, loss_name="mse")])
-    seen, wizard = SeeBegin(), RestoreWizard(directory, frequency="2s")
+    seen, wizard = SeeBegin(), RestoreWizard(directory, frequency=frequency)
     should = wizard.should_restore()
     estimator = Estimator(pipeline=pipeline, network=network, epochs=2, log_steps=None,
                           traces=[KillAt(kill_at), seen, wizard])
@@ -232,20 +232,20 @@ def run(directory: str, kind: str, kill_at: Optional[int] = None) -> Dict[str, A
     return result
 
 
-@pytest.mark.parametrize("kind, kill_at", [("batch", 5), ("interleave", 4)])
+@pytest.mark.parametrize("kind, kill_at, frequency", [("batch", 5, "2s"), ("interleave", 4, "2s"), ("batch", 7, 1)])
 def test_restore_wizard_writes_key_txt_and_resumes_batch_and_interleave_datasets_at_their_position(tmp_path, kind,
-                                                                                                   kill_at):
+                                                                                                   kill_at, frequency):
     reference = run(str(tmp_path / "reference"), kind)
     directory = tmp_path / "ckpt"
     with pytest.raises(Crash):
-        run(str(directory), kind, kill_at=kill_at)
+        run(str(directory), kind, kill_at=kill_at, frequency=frequency)  # every 2 steps, or each epoch (FE's default)
     newest = max((name for name in os.listdir(directory) if name.startswith("step-")),
                  key=lambda name: int(name.split("-")[1]))
     assert (directory / "key.txt").read_text() == newest  # FastEstimator's key file names the newest checkpoint
-    resumed = run(str(directory), kind)
+    resumed = run(str(directory), kind, frequency=frequency)
     assert resumed["should_restore"] and not reference["should_restore"]
     restored_step = int(newest.split("-")[1])
-    assert resumed["seen"].begin["epoch"] == 1  # the checkpoint (step 4) was taken in epoch 1
+    assert resumed["seen"].begin["epoch"] == 1  # the checkpoint (step 4, or 5 at its end) was taken in epoch 1
     assert "epoch" not in reference["seen"].begin
     # the batches after the checkpoint are the very batches of the uninterrupted run
     assert resumed["seen"].batches == reference["seen"].batches[restored_step:]
