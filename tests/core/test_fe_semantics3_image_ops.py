@@ -139,3 +139,30 @@ def test_univariate_image_ops_keep_hxw_images_two_dimensional(name) -> None:
     out = op.forward([image] if op.in_list else image, {})
     out = out[0] if isinstance(out, list) else out
     assert np.shape(out) == (28, 28)
+
+
+@pytest.mark.parametrize("op_fn", [lambda: Rotate(image_in="x", masks_in=["x_mask1", "x_mask2"], limit=45),
+                                   lambda: Affine(image_in="x", masks_in=["x_mask1", "x_mask2"], rotate=30)],
+                         ids=["Rotate", "Affine"])
+@pytest.mark.parametrize("shape", [(28, 28, 3), (28, 28)], ids=["rgb", "gray"])
+def test_a_list_of_mask_keys_comes_back_as_one_list_of_whole_masks(op_fn, shape) -> None:
+    data = [np.random.rand(*shape) for _ in range(3)]
+    output = op_fn().forward(data, {})
+    assert isinstance(output, list) and len(output) == 2
+    assert output[0].shape == shape
+    assert isinstance(output[1], list) and [mask.shape for mask in output[1]] == [shape, shape]
+
+
+def test_the_pipeline_writes_each_mask_of_a_mask_key_list_to_its_key() -> None:
+    from fe_core.dataset import NumpyDataset  # pylint: disable=import-outside-toplevel
+    from fe_core.op.numpyop.meta import Sometimes  # pylint: disable=import-outside-toplevel
+    from fe_core.op.numpyop.multivariate import HorizontalFlip  # pylint: disable=import-outside-toplevel
+    from fe_core.pipeline import Pipeline  # pylint: disable=import-outside-toplevel
+    image = np.arange(4 * 8 * 8, dtype=np.float32).reshape(4, 8, 8)
+    first, second = (image > 100).astype(np.uint8), (image > 200).astype(np.uint8)
+    dataset = NumpyDataset({"x": image, "m1": first, "m2": second})
+    for op in (HorizontalFlip(image_in="x", masks_in=["m1", "m2"]),
+               Sometimes(HorizontalFlip(image_in="x", masks_in=["m1", "m2"]), prob=1.0)):
+        batch = Pipeline(train_data=dataset, batch_size=4, ops=[op]).get_results(mode="train")
+        for key, source in (("x", image), ("m1", first), ("m2", second)):
+            np.testing.assert_array_equal(np.asarray(batch[key]), source[:, :, ::-1])

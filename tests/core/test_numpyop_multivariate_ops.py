@@ -95,7 +95,7 @@ def test_horizontal_flip_moves_boxes_keypoints_and_masks_with_the_image():
     boxes = np.array([[0, 0, 2, 3, 7]], dtype=np.float32)  # x_min, y_min, x_max, y_max, label
     keypoints = np.array([[1, 2]], dtype=np.float32)
     outputs = op.forward([IMAGE, MASK, MASK, MASK + 1, boxes, keypoints], {})
-    image, mask, mask1, mask2, out_boxes, out_keypoints = outputs
+    image, mask, (mask1, mask2), out_boxes, out_keypoints = outputs  # a list of mask keys: one list, as FE
     np.testing.assert_array_equal(image, IMAGE[:, ::-1])
     np.testing.assert_array_equal(mask, MASK[:, ::-1])
     np.testing.assert_array_equal(mask1, MASK[:, ::-1])

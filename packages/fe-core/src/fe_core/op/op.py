@@ -12,7 +12,7 @@ from fe_core.containers import to_list, to_set
 from fe_core.modes import check_ds_id, check_io_names, parse_modes
 from fe_core.export import fe_export
 
-__all__ = ["Op", "get_inputs_by_op", "write_outputs_by_op"]
+__all__ = ["Op", "get_inputs_by_op", "write_outputs_by_op", "ungroup_outputs"]
 
 
 @fe_export("fe.op.op.Op", "fe.op.Op")
@@ -66,6 +66,30 @@ def get_inputs_by_op(op: Op, store: MutableMapping[str, Any]) -> Any:
     return store[op.inputs[0]]
 
 
+def ungroup_outputs(op: Any, outputs: Any) -> Any:
+    """One value per output key from what `op` returned.
+
+    An op may return several keys' values as one list (a multivariate op given a list of mask keys returns the masks
+    as one list, as FastEstimator's does); it says so with `output_groups`, one entry per returned value: None for a
+    value of one key, n for a list of n keys' values. Other ops' outputs come back unchanged.
+
+    Example:
+        >>> class Grouped: output_groups = (None, 2)
+        >>> ungroup_outputs(Grouped(), ["image", ["mask1", "mask2"]])
+        ['image', 'mask1', 'mask2']
+    """
+    groups = getattr(op, "output_groups", None)
+    if not groups or not isinstance(outputs, (list, tuple)) or len(outputs) != len(groups):
+        return outputs
+    flat: List[Any] = []
+    for size, value in zip(groups, outputs):
+        if size is None:
+            flat.append(value)
+        else:
+            flat.extend(value)
+    return flat
+
+
 @fe_export("fe.op.op.write_outputs_by_op", "fe.op.write_outputs_by_op")
 def write_outputs_by_op(op: Op, store: MutableMapping[str, Any], outputs: Any) -> None:
     """Write `outputs` into `store` under `op.outputs`.
@@ -76,6 +100,7 @@ def write_outputs_by_op(op: Op, store: MutableMapping[str, Any], outputs: Any) -
     if not op.out_list:
         store[op.outputs[0]] = outputs
         return
+    outputs = ungroup_outputs(op, outputs)
     if len(outputs) != len(op.outputs):
         raise ValueError(f"{type(op).__name__} declares outputs {op.outputs} but returned {len(outputs)} value(s)")
     for key, value in zip(op.outputs, outputs):

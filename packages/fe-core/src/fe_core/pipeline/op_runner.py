@@ -15,6 +15,7 @@ import numpy as np
 from fe_core.op.numpyop.delete import Delete
 from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.numpyop.remove_if import FilteredData
+from fe_core.op.op import ungroup_outputs
 
 __all__ = ["Step", "compile_steps", "run_steps", "OpTimer", "add_note"]
 
@@ -81,6 +82,11 @@ def _checked(op: NumpyOp, forward: Callable[[Any, Dict[str, Any]], Any],
     return checked
 
 
+def _ungrouped(op: NumpyOp, forward: Callable[[Any, Dict[str, Any]], Any]) -> Callable[[Any, Dict[str, Any]], Any]:
+    """`forward` giving one value per output key for an op that gathers some keys' values in one list."""
+    return lambda data, state: ungroup_outputs(op, forward(data, state))
+
+
 def compile_steps(ops: Sequence[NumpyOp], batched: bool, timer: Optional[OpTimer] = None,
                   checked: bool = False) -> List[Step]:
     """Turn ops into steps for `run_steps`.
@@ -94,6 +100,8 @@ def compile_steps(ops: Sequence[NumpyOp], batched: bool, timer: Optional[OpTimer
     steps: List[Step] = []
     for op in ops:
         forward = op.forward_batch if batched else op.forward
+        if getattr(op, "output_groups", None):  # values of several keys returned as one list: one per key here
+            forward = _ungrouped(op, forward)
         if checked and op.outputs:
             forward = _checked(op, forward, batched)
         if getattr(op, "in_place_edits", False):

@@ -9,6 +9,7 @@ from fe_core.export import fe_export
 from fe_core.op.numpyop.batch import Batch
 from fe_core.op.numpyop.meta.nested_state import MetaOpStateMixin
 from fe_core.op.numpyop.numpyop import NumpyOp
+from fe_core.op.op import ungroup_outputs
 
 __all__ = ["OneOf"]
 
@@ -82,11 +83,13 @@ class OneOf(MetaOpStateMixin, NumpyOp):
 
     def forward(self, data: Any, state: Dict[str, Any]) -> Any:
         """Run a randomly chosen op on one sample."""
-        return self._choose().forward(data, state)
+        chosen = self._choose()
+        return ungroup_outputs(chosen, chosen.forward(data, state))
 
     def forward_batch(self, data: Any, state: Dict[str, Any]) -> Any:
         """Run a randomly chosen op on a whole batch."""
-        return self._choose().forward_batch(data, state)
+        chosen = self._choose()
+        return ungroup_outputs(chosen, chosen.forward_batch(data, state))
 
     def __repr__(self) -> str:
         return f"OneOf({', '.join(repr(op) for op in self.ops)}, probs={self.probs})"

@@ -8,6 +8,7 @@ from fe_core.export import fe_export
 from fe_core.op.numpyop.batch import Batch
 from fe_core.op.numpyop.meta.nested_state import MetaOpStateMixin
 from fe_core.op.numpyop.numpyop import NumpyOp
+from fe_core.op.op import ungroup_outputs
 from fe_core.op.numpyop.remove_if import FilteredData
 
 __all__ = ["Repeat"]
@@ -93,7 +94,7 @@ class Repeat(MetaOpStateMixin, NumpyOp):
             if isinstance(result, FilteredData):
                 return result
             if op.out_list:
-                store.update(zip(op.outputs, result))
+                store.update(zip(op.outputs, ungroup_outputs(op, result)))
             elif op.outputs:
                 store[op.outputs[0]] = result
             runs += 1

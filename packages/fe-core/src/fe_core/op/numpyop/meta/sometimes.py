@@ -9,6 +9,7 @@ from fe_core.export import fe_export
 from fe_core.op.numpyop.batch import Batch
 from fe_core.op.numpyop.meta.nested_state import MetaOpStateMixin
 from fe_core.op.numpyop.numpyop import NumpyOp
+from fe_core.op.op import ungroup_outputs
 from fe_core.op.numpyop.remove_if import FilteredData
 
 __all__ = ["Sometimes"]
@@ -74,7 +75,7 @@ class Sometimes(MetaOpStateMixin, NumpyOp):
             result = self.op.forward_batch(op_data, state) if batched else self.op.forward(op_data, state)
             if isinstance(result, FilteredData):
                 return result
-            return result if self.op.out_list else [result]
+            return ungroup_outputs(self.op, result) if self.op.out_list else [result]
         return [data[index] for index in self._passthrough]
 
     def forward(self, data: List[Any], state: Dict[str, Any]) -> Union[FilteredData, List[Any]]:

@@ -171,6 +171,13 @@ class MultiVariateAlbumentation(NumpyOp):
                                           keypoint_params=to_keypoint_params(keypoint_params, name))
         self.func = func
         bind_to_numpy_global_rng(func)
+        #: One entry per value `forward` returns: None for one key's value, n for the list of a masks_in list's n keys
+        #: (n > 1: FastEstimator's forward gathers them; one key's value comes back as it is); None when every value
+        #: is one key's.
+        self.output_groups: Optional[Tuple[Optional[int], ...]] = None
+        if masks_grouped and len(masks_in_keys) > 1:
+            self.output_groups = tuple(count if grouped else None for _, keys, grouped in outs
+                                       for count in [len(keys)])
         # The common case (only an image) skips the generic target plumbing.
         self._image_only = self._in_plan == (("image", 1, False), ) and self._out_plan == (("image", 1, False), )
         # albumentations reads the image size from the image: without one, a blank stand-in of the mask's size is used
@@ -201,7 +208,36 @@ class MultiVariateAlbumentation(NumpyOp):
         return len(value)
 
     def forward(self, data: List[Any], state: Dict[str, Any]) -> List[Any]:
-        """Transform one sample's image, masks, boxes and keypoints with one draw of random parameters."""
+        """Transform one sample's image, masks, boxes and keypoints with one draw of random parameters.
+
+        Returns one value per output key, except that masks given as a list of keys (`masks_in=[...]`) come back as
+        one list, as FastEstimator's forward returns them: `[image, [mask1, mask2], ...]` (the Pipeline writes each
+        mask to its key; see `output_groups`).
+        """
+        return self.group(self._forward_flat(data, state))
+
+    def group(self, values: List[Any]) -> List[Any]:
+        """One value per output key -> what `forward` returns (the masks of a list of keys gathered in one list)."""
+        if self.output_groups is None:
+            return values
+        grouped: List[Any] = []
+        position = 0
+        for size in self.output_groups:
+            grouped.append(values[position] if size is None else list(values[position:position + size]))
+            position += 1 if size is None else size
+        return grouped
+
+    def forward_batch(self, data: List[Any], state: Dict[str, Any]) -> List[Any]:
+        """Transform a batch sample by sample (each with its own random draw); returns what `forward` does, with
+        each value stacked over the batch."""
+        if self.output_groups is None:
+            return super().forward_batch(data, state)
+        size = len(data[0]) if data else 0
+        flat = [self._forward_flat([value[index] for value in data], state) for index in range(size)]
+        return self.group([np.stack([result[i] for result in flat]) for i in range(len(self.outputs))])
+
+    def _forward_flat(self, data: List[Any], state: Dict[str, Any]) -> List[Any]:
+        """`forward` with one value per output key."""
         if self.moves_pixels_only and any(getattr(value, "ndim", 0) > 3 for value in data):
             return self._forward_volume(data)
         if self._image_only:
@@ -301,7 +337,7 @@ class BatchableMultiVariate(MultiVariateAlbumentation):
         """Transform a batch: one numpy call per key when batch-capable, else per sample."""
         if not self.batch_capable:
             return super().forward_batch(data, state)
-        return [self.transform_batch(np.asarray(value)) for value in data]
+        return self.group([self.transform_batch(np.asarray(value)) for value in data])
 
 
 def crop_or_raise(array: np.ndarray, y_min: int, y_max: int, x_min: int, x_max: int, op: str) -> np.ndarray:
