@@ -275,3 +275,37 @@ def test_instance_and_label_tracker_graphs_load_back_from_a_checkpoint() -> None
         graphs = restored["custom_graphs"][key]
         assert [summary.name for summary in graphs] == [summary.name for summary in system.custom_graphs[key]]
         assert all(isinstance(summary.name, int) for summary in graphs)
+
+
+def test_dice_and_accuracy_give_csv_logger_their_per_instance_values(tmp_path) -> None:
+    import csv  # pylint: disable=import-outside-toplevel
+
+    from fe_core.trace.io import CSVLogger  # pylint: disable=import-outside-toplevel
+    from fe_core.trace.metric import Accuracy, Dice  # pylint: disable=import-outside-toplevel
+    from trace_helpers import make_system  # pylint: disable=import-outside-toplevel
+    masks = np.zeros((2, 4, 4, 2), dtype=np.float32)
+    masks[0, :2, :, 0] = 1.0  # sample 0 predicted exactly, sample 1 not at all
+    truth = masks.copy()
+    truth[1, :, :2, 1] = 1.0
+    batch = Data({"id": np.array([10, 11]), "mask": truth, "pred": masks, "y": np.array([1, 0]),
+                  "y_pred": np.array([[0.2, 0.8], [0.3, 0.7]]), "ce": np.float32(0.4)})
+    dice, accuracy = Dice(true_key="mask", pred_key="pred", channel_mapping={1: "b"}), Accuracy("y", "y_pred")
+    logger = CSVLogger(str(tmp_path / "log.csv"), instance_id_key="id")
+    for trace in (dice, accuracy, logger):
+        make_system(trace)
+        trace.on_epoch_begin(Data())
+    logger.on_begin(Data())
+    dice.on_batch_end(batch)
+    accuracy.on_batch_end(batch)
+    logger.on_batch_end(batch)
+    end = Data()
+    dice.on_epoch_end(end)
+    accuracy.on_epoch_end(end)
+    logger.on_epoch_end(end)
+    with open(tmp_path / "log.csv", newline="", encoding="utf-8") as file:
+        rows = {row["instance_id"]: row for row in csv.DictReader(file)}
+    assert (rows["10"]["accuracy"], rows["11"]["accuracy"]) == ("1", "0")
+    assert float(rows["10"]["Dice_b"]) == pytest.approx(1.0) and float(rows["11"]["Dice_b"]) < 1e-5
+    assert float(rows["10"]["Dice_0"]) == pytest.approx(1.0)
+    assert float(rows["11"]["Dice"]) == pytest.approx(0.5, abs=1e-5)  # channel 0 empty on both sides (1.0), channel 1 missed (0.0)
+    assert float(rows[""]["accuracy"]) == 0.5 and rows[""]["Dice_b"] != ""

@@ -5,6 +5,7 @@ from typing import Iterable, Union
 
 import numpy as np
 
+from fe_core.data import Data
 from fe_core.trace.metric._confusion import accuracy_from_confusion
 from fe_core.trace.metric.metric import ConfusionMetric
 from fe_core.export import fe_export
@@ -53,6 +54,10 @@ class Accuracy(ConfusionMetric):
                  per_ds: bool = True) -> None:
         super().__init__(true_key, pred_key, mode=mode, ds_id=ds_id, output_name=output_name, per_ds=per_ds,
                          from_logits=from_logits)
+
+    def write_per_instance(self, data: Data, true_idx: np.ndarray, pred_idx: np.ndarray) -> None:
+        """Whether each sample was right (1) or wrong (0), as FastEstimator's per-instance accuracy."""
+        data.write_per_instance_log(self.output_name, (true_idx == pred_idx).astype(np.int8))
 
     def compute(self, confusion: np.ndarray, binary: bool) -> float:
         return accuracy_from_confusion(confusion)

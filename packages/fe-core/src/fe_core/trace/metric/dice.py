@@ -129,8 +129,21 @@ class Dice(StatMetric):
                                      y_pred.astype(dtype, copy=False).reshape(shape)).astype(np.float64)
         area = _total(y_true, spatial) + _total(y_pred, spatial)
         scores = (2.0 * intersection + _EPSILON) / (area + _EPSILON)  # (N, C)
+        self._write_per_instance(data, scores)
         return {"count": np.array(scores.shape[0], dtype=np.int64), "sum": scores.sum(axis=0),
                 "sum_sq": np.square(scores).sum(axis=0)}
+
+    def _write_per_instance(self, data: Data, scores: np.ndarray) -> None:
+        """Each sample's Dice (the mean of its kept channels) as a per-instance value (CSVLogger's instance rows), and
+        with several channels each kept channel's as `<output_name>_<channel name or index>`, as FastEstimator."""
+        channels = scores.shape[1]
+        keep = [c for c in range(channels) if c not in self.exclude_channels and c - channels not in
+                self.exclude_channels]
+        if channels > 1:
+            for channel in keep:
+                name = self.channel_mapping.get(channel, self.channel_mapping.get(channel - channels, channel))
+                data.write_per_instance_log(f"{self.output_name}_{name}", scores[:, channel])
+        data.write_per_instance_log(self.output_name, scores[:, keep].mean(axis=1) if keep else scores.mean(axis=1))
 
     def compute(self, stats: Dict[str, Any]) -> Dict[str, float]:
         name = self.output_name

@@ -137,6 +137,7 @@ class ConfusionMetric(PerDSTrace):
             lowest = min(int(true_idx.min()), int(pred_idx.min()))
             if lowest < 0:  # only equality counts here: shifting both keeps every match a match, every miss a miss
                 true_idx, pred_idx = true_idx - lowest, pred_idx - lowest
+        self.write_per_instance(data, true_idx, pred_idx)
         fixed = self.num_classes
         largest = max(int(true_idx.max()), int(pred_idx.max())) + 1 if true_idx.size else 0
         if fixed is not None:
@@ -186,6 +187,10 @@ class ConfusionMetric(PerDSTrace):
                 self.confusions[ds_id] = merge_confusions([part["confusion"] for part in parts])
                 self.binary[ds_id] = all(bool(part["binary"]) for part in parts)
                 self.reduced.append(ds_id)
+
+    def write_per_instance(self, data: Data, true_idx: np.ndarray, pred_idx: np.ndarray) -> None:
+        """Write this batch's per-instance values (`data.write_per_instance_log`, read by CSVLogger's instance rows);
+        nothing by default."""
 
     def compute(self, confusion: np.ndarray, binary: bool) -> Any:
         """The metric's value from a confusion matrix.
