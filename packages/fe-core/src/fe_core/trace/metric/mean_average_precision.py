@@ -64,6 +64,8 @@ class MeanAveragePrecision(StatMetric):
     """
 
     reductions = {"n_gt": "sum", "det_label": "concat", "det_score": "concat", "det_tp": "concat"}
+    # FastEstimator's per-image records are views for user code: a checkpoint keeps the statistics (`stats`) only
+    fe_configuration = ("image_ids", "ious", "evalimgs", "eval", "_images", "_epoch_ids")
 
     def __init__(self,
                  num_classes: int,
