@@ -160,3 +160,33 @@ def test_fe_logs_takes_fastestimators_dict_without_saving(tmp_path: Path, monkey
     assert logs({**options, "save": True, "save_dir": str(saved) + os.sep}, []) == 0
     assert (saved / "parse_logs.png").is_file()
     capsys.readouterr()
+
+
+def test_fastestimators_run_main_built_from_fes_parsers_runs_each_command(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch,
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    """FastEstimator's run_main: its own parser (subcommand under 'mode'), fe's configure_*_parser functions, and
+    `args.func(vars(args), unknown)`."""
+    import argparse  # pylint: disable=import-outside-toplevel
+    from fe.cli.logs import configure_log_parser  # pylint: disable=import-outside-toplevel
+    from fe.cli.run import configure_run_parser  # pylint: disable=import-outside-toplevel
+    script = tmp_path / "runner.py"
+    script.write_text("SEEN = {}\n\ndef fastestimator_run(epochs=1, quick=False):\n"
+                      "    SEEN.update(epochs=epochs, quick=quick)\n")
+    parser = argparse.ArgumentParser(allow_abbrev=False)
+    subparsers = parser.add_subparsers()
+    subparsers.required = True
+    subparsers.dest = "mode"
+    configure_run_parser(subparsers)
+    configure_log_parser(subparsers)
+    args, unknown = parser.parse_known_args(["run", str(script), "--epochs", "3", "--quick", "true"])
+    options = vars(args)
+    assert options["mode"] == "run"
+    assert args.func(options, unknown) in (0, None)
+    assert sys.modules["runner"].SEEN == {"epochs": 3, "quick": True}
+    (tmp_path / "run.txt").write_text("FastEstimator-Train: step: 1; ce: 2.0;\nFastEstimator-Train: step: 2; ce: 1.0;\n")
+    monkeypatch.chdir(tmp_path)
+    args, unknown = parser.parse_known_args(["logs", str(tmp_path)])
+    assert args.func(vars(args), unknown) in (0, None)
+    assert (tmp_path / "history.png").is_file()
+    capsys.readouterr()
