@@ -2,7 +2,8 @@
 
 Writes `<FE_T_OUT>/rank<R>.json`: digests of every training batch this rank received (a random augmentation
 included), its sample ids, the final weights, and the worker pids and shared-memory prefix its pool used; the pids
-also go to `pids<R>.json` as soon as the workers run (a rank killed later leaves them behind for the test).
+also go to `pids<R>.json` as soon as the workers run (a rank killed later leaves them behind for the test). Before
+fit, two epochs of a BatchDataset Pipeline iterated by hand ("items": this rank's part of each global batch).
 Environment: FE_T_OUT, FE_T_NP (Pipeline num_process), FE_T_CKPT (RestoreWizard directory, optional),
 FE_T_KILL_AT (rank 1 kills itself with SIGKILL at this global step, optional).
 """
@@ -15,7 +16,7 @@ import numpy as np
 import torch
 
 from fe_core.build import build
-from fe_core.dataset import NumpyDataset
+from fe_core.dataset import BatchDataset, NumpyDataset
 from fe_core.distributed import get_communicator
 from fe_core.determinism import enable_deterministic
 from fe_core.estimator import Estimator
@@ -65,6 +66,29 @@ class Record(Trace):
             os.kill(os.getpid(), signal.SIGKILL)
 
 
+def batch_dataset_epochs(x, rank):
+    """Two epochs of a BatchDataset (each item a global batch of 3 + 3 samples) iterated by hand, before fit: this
+    rank's part of each, digested, and the worker processes that made them."""
+    first = NumpyDataset({"x": x[:20], "idx": np.arange(20)})
+    second = NumpyDataset({"x": x[20:], "idx": np.arange(20, 48)})
+    pipeline = Pipeline(train_data=BatchDataset([first, second], num_samples=[3, 3]),
+                        ops=[Noise(inputs="x", outputs="x")], num_process=int(os.environ["FE_T_NP"]))
+    seen, pids = {}, set()
+    with pipeline.workers():
+        for epoch in (1, 2):
+            with pipeline(mode="train", epoch=epoch) as loader:
+                for batch in loader:
+                    value = np.ascontiguousarray(np.asarray(batch["x"]))
+                    seen.setdefault(str(epoch), []).append(
+                        [hashlib.sha256(value.tobytes()).hexdigest(), np.asarray(batch["idx"]).tolist()])
+                    pids.update(pipeline._worker_pool.pids() if pipeline._worker_pool is not None else ())
+    if pids:
+        with open(os.path.join(os.environ["FE_T_OUT"], f"pids{rank}-items.json"), "w") as file:
+            json.dump({"pids": sorted(pids), "prefix": pipeline._worker_pool.prefix if pipeline._worker_pool else
+                       "fe-pipeline-none"}, file)
+    return {"batches": seen, "pids": sorted(pids)}
+
+
 def main():
     out = os.environ["FE_T_OUT"]
     enable_deterministic(3)
@@ -79,6 +103,7 @@ def main():
                                 CrossEntropy(inputs=("y_pred", "y"), outputs="ce", from_logits=True),
                                 UpdateOp(model=model, loss_name="ce")])
     rank = get_communicator().rank if torch.distributed.is_initialized() else int(os.environ.get("RANK", "0"))
+    items = batch_dataset_epochs(x, rank)  # in every run: it draws from the run's random state before fit
     record = Record(pipeline, out, rank, int(os.environ.get("FE_T_KILL_AT", "0")))
     traces = [record]
     if os.environ.get("FE_T_CKPT"):
@@ -87,6 +112,7 @@ def main():
     estimator.fit("ddp")
     rank = get_communicator().rank
     result = {"rank": rank, "batches": record.batches, "pids": sorted(record.pids), "prefix": record.prefix,
+              "items": items,
               "weights": [p.detach().cpu().numpy().ravel().tolist() for p in model.parameters()]}
     with open(os.path.join(out, f"rank{rank}.json"), "w") as file:
         json.dump(result, file)

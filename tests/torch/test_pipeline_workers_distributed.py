@@ -71,6 +71,11 @@ def test_each_rank_runs_its_own_workers_with_the_in_process_batches(in_process, 
         assert got["batches"] == expected["batches"]  # bitwise: sha256 of each batch, sample ids
         assert got["weights"] == expected["weights"]
     assert set(with_workers[0]["pids"]).isdisjoint(with_workers[1]["pids"])
+    for expected, got in zip(in_process, with_workers):  # a BatchDataset: each item a global batch
+        assert not expected["items"]["pids"] and len(got["items"]["pids"]) == 2
+        assert got["items"]["batches"] == expected["items"]["batches"]
+    parts = [rank["items"]["batches"]["1"] for rank in with_workers]
+    assert all(len(a[1]) == 3 and len(b[1]) == 3 and not set(a[1]) & set(b[1]) for a, b in zip(*parts))
     ids = {rank["rank"]: [i for batch in rank["batches"]["1"] for i in batch[1]] for rank in with_workers}
     assert sorted(ids[0] + ids[1]) == list(range(48))  # each sample once per epoch across the ranks
     assert_nothing_left(tmp_path)

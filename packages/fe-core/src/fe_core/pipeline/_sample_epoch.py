@@ -38,6 +38,7 @@ KEPT, REPLACED, REMOVED = 0, 1, 2  # what happened to each position of a task
 UNBATCHED_TASK = 16  # positions per task when nothing is batched
 _BATCH_SALT = 1
 _RESET_SALT = 2
+_RANK_SALT = 3
 
 
 _MASK64 = (1 << 64) - 1
@@ -292,10 +293,16 @@ class ItemRunner(TaskRunner):
     """Tasks of a dataset whose items are lists of samples (BatchDataset): task `p` is item `p % len(dataset)` of
     pass `p // len(dataset)`; each pass after the first redraws the dataset's index maps from a seed derived from the
     epoch's key. The item's per-sample ops run seeded by the task's position; a sample filtered out removes the whole
-    batch (batches keep their sizes)."""
+    batch (batches keep their sizes).
 
-    def __init__(self, loader: Any, key: int, restore: bool) -> None:
+    With `shard` (world size, rank: a data-parallel run) an item is a global batch and this process takes its part of
+    it: a sample filtered out only leaves the part smaller, a part left empty is an error; the ops' seeds also
+    derive from the rank (the ranks' parts are different samples)."""
+
+    def __init__(self, loader: Any, key: int, restore: bool, shard: Optional[Tuple[int, int]] = None) -> None:
         super().__init__(loader, key, restore)
+        self.shard = shard
+        self.sample_key = key if shard is None else task_seed(key, shard[1], _RANK_SALT)
         self.unbatched = False  # every item is a batch
         self.dataset = self.plan.dataset
         self.shuffle = loader.shuffle
@@ -312,13 +319,27 @@ class ItemRunner(TaskRunner):
         self.getitem = loader._wrap("<Fetch batch>", "batch", self.dataset.__getitem__)  # pylint: disable=W0212
 
     def _item(self, position: int) -> Any:
+        samples = self.getitem(position)
+        if self.shard is not None:
+            world, rank = self.shard
+            if len(samples) < world:
+                raise ValueError(f"A batch of {len(samples)} samples from the dataset of whole batches in "
+                                 f"{self.plan.where()} cannot be split across {world} processes")
+            base, extra = divmod(len(samples), world)
+            first = rank * base + min(rank, extra)
+            samples = samples[first:first + base + (1 if rank < extra else 0)]
         kept = []
-        for sample in self.getitem(position):
+        for sample in samples:
             sample = dict(sample)
             result = run_steps(sample, self.sample_steps, self.state) if self.sample_steps else None
             if result is not None:
+                if self.shard is not None:  # only this process's part shrinks
+                    continue
                 return result
             kept.append(sample)
+        if self.shard is not None and not kept:
+            raise ValueError(f"A whole batch was filtered out in {self.plan.where()}; in a run of {self.shard[0]} "
+                             f"processes every process must run every step")
         return kept
 
     def run(self, start: int, indices: np.ndarray, want_batch: bool) -> Tuple[Any, ...]:
@@ -327,12 +348,12 @@ class ItemRunner(TaskRunner):
         if lap != self.lap:
             reset_dataset(self.dataset, self.shuffle, task_seed(self.key, lap, _RESET_SALT))
             self.lap = lap
-        kept = self.random.call(task_seed(self.key, start), self._item, position)
+        kept = self.random.call(task_seed(self.sample_key, start), self._item, position)
         if isinstance(kept, FilteredData):
             return ("batch", 1, kept, self.key)
         if not kept:
             return ("batch", 1, FilteredData(replacement=True), self.key)
-        return ("batch", 1, self.random.call(task_seed(self.key, start, _BATCH_SALT), self._finish, kept, []),
+        return ("batch", 1, self.random.call(task_seed(self.sample_key, start, _BATCH_SALT), self._finish, kept, []),
                 self.key)
 
 

@@ -136,7 +136,9 @@ def _build_runner(pipeline: Any, spec: Dict[str, Any]) -> TaskRunner:
     plan.state["warmup"] = spec["warmup"]
     if spec.get("reset_seed") is not None:
         reset_dataset(plan.dataset, spec["shuffle"], spec["reset_seed"])
-    return EpochLoader(plan, shuffle=spec["shuffle"]).make_runner(spec["key"], restore=False)
+    loader = EpochLoader(plan, shuffle=spec["shuffle"])
+    loader.shard = spec.get("shard")  # (world size, rank) for a dataset of whole batches in a data-parallel run
+    return loader.make_runner(spec["key"], restore=False)
 
 
 def _portable(error: BaseException) -> Tuple[Optional[bytes], str, str, List[str], str, int]:

@@ -33,15 +33,15 @@ import numpy as np
 
 from fe_core.dataset.interleave_dataset import interleaved_steps
 from fe_core.distributed.communicator import Communicator, get_communicator
-from fe_core.distributed.sharding import SharedRandom, check_batch_size, epoch_order_rng, global_batches, rank_part
+from fe_core.distributed.sharding import check_batch_size, epoch_order_rng, global_batches, rank_part
 from fe_core.dataset.generator_dataset import GeneratorDataset
 from fe_core.op.numpyop.remove_if import FilteredData
-from fe_core.op.numpyop.batch import collate_samples, stack_values
+from fe_core.op.numpyop.batch import stack_values
 from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.pipeline.position import PositionTracker
 from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
-from fe_core.pipeline._sample_epoch import (UNBATCHED_TASK, ItemRunner, TaskRunner, TaskStream, WholeBatchRunner,
-                                            assemble, assemble_items, check_epoch, reset_dataset)
+from fe_core.pipeline._sample_epoch import (UNBATCHED_TASK, ItemRunner, SeededRandom, TaskRunner, TaskStream,
+                                            WholeBatchRunner, assemble, assemble_items, check_epoch, reset_dataset)
 
 __all__ = ["EpochLoader", "dataset_keys"]
 
@@ -165,8 +165,6 @@ class EpochLoader:
             return iter(())
         plan.check_keys(dataset_keys(plan.dataset, plan.where()))
         communicator = get_communicator()
-        if communicator.world_size > 1 and getattr(plan.dataset, "fe_batched", False):
-            return self._sharded_item_batches(communicator)
         return self._task_batches(communicator)
 
     # ------------------------------------------------------------------ the layers
@@ -186,7 +184,7 @@ class EpochLoader:
         """The task runner of this epoch (the same kind in the trainer and in every worker process)."""
         kind = self.runner_kind()
         if kind == "items":
-            return ItemRunner(self, key, restore)
+            return ItemRunner(self, key, restore, shard=getattr(self, "shard", None))
         if kind == "whole":
             return WholeBatchRunner(self, key, restore)
         return TaskRunner(self, key, restore)
@@ -245,11 +243,13 @@ class EpochLoader:
         size = len(dataset)
         kind = self.runner_kind()
         steps_per_epoch = self.steps_per_epoch
-        if world > 1:
-            tasks, limit = self._rank_tasks(communicator, first_order, key)
-        elif kind == "items":
+        if kind == "items":  # a global batch per item in a data-parallel run: this process takes its part
+            self.shard = (world, communicator.rank) if world > 1 else None
             tasks = ((position, np.array([position % size])) for position in itertools.count())
             limit = size if steps_per_epoch is None else steps_per_epoch
+            self.rank_task_count = limit
+        elif world > 1:
+            tasks, limit = self._rank_tasks(communicator, first_order, key)
         else:
             task_size = plan.batch_size or UNBATCHED_TASK
             tasks = iter(TaskStream(size, first_order, self.shuffle, key, task_size,
@@ -257,7 +257,7 @@ class EpochLoader:
             limit = size if steps_per_epoch is None else steps_per_epoch * task_size
         local: List[TaskRunner] = []
         aligned = [True]  # whether tasks may still come back as whole batches
-        estimated = limit * (plan.batch_size or 1) if kind == "items" else limit
+        estimated = limit * self._item_size() if kind == "items" else limit
         if world > 1:
             estimated = estimated // world
         executor, _ = self.choose_executor(estimated)
@@ -321,13 +321,24 @@ class EpochLoader:
             feed = feeds[id(plan.dataset)] = GeneratorFeed(plan.dataset, window=2 * (plan.batch_size or 1))
         return feed
 
+    def _item_size(self) -> int:
+        """Samples per item of a dataset of whole batches (its first item's, read leaving the random state as it was),
+        to size the epoch for the choice of executor."""
+        if self.pool is None:
+            return 1
+        try:
+            return max(1, len(SeededRandom(restore=True).call(0, self.plan.dataset.__getitem__, 0)))
+        except Exception:  # pylint: disable=broad-except  # the epoch itself reports a dataset that cannot be read
+            return 1
+
     def worker_spec(self, key: int) -> Dict[str, Any]:
         """What a worker process needs to compute this epoch's tasks (it builds the same plan from its own copy of
         the Pipeline, and draws the dataset's index maps from the same seed)."""
         plan = self.plan
         return {"mode": plan.mode, "epoch": plan.epoch, "ds_id": plan.ds_id, "output_keys": plan.output_keys,
                 "warmup": bool(plan.state.get("warmup")), "shuffle": self.shuffle, "key": key,
-                "reset_seed": getattr(self, "reset_seed", None), "member": getattr(self, "member", None)}
+                "reset_seed": getattr(self, "reset_seed", None), "member": getattr(self, "member", None),
+                "shard": getattr(self, "shard", None)}
 
     def _rank_tasks(self, communicator: Communicator, first_order: Optional[np.ndarray], key: int
                     ) -> Tuple[Iterator[Tuple[int, np.ndarray]], int]:
@@ -384,56 +395,6 @@ class EpochLoader:
     def _too_many_filtered(self, what: str, count: int) -> ValueError:
         return ValueError(f"The Pipeline filtered out {count} {what} in a row in {self.plan.where()} (RemoveIf or an "
                           f"op returning FilteredData); refusing to loop forever")
-
-    # ------------------------------------------------------------------ datasets of whole batches, several processes
-    def _sharded_item_batches(self, communicator: Communicator) -> Iterator[Dict[str, Any]]:
-        """A dataset whose items are lists of samples (BatchDataset) in a data-parallel run: each item is a global
-        batch (index maps drawn from the shared random stream), and this process takes its part of it; a filtered
-        sample only leaves its part smaller, a part filtered out whole is an error. Computed in this process."""
-        plan = self.plan
-        dataset, steps_per_epoch = plan.dataset, self.steps_per_epoch
-        world, rank = communicator.world_size, communicator.rank
-        rng = epoch_order_rng(communicator)  # the same on every process
-        shared = SharedRandom(int(rng.randint(0, 2 ** 31 - 1)))
-        if callable(getattr(dataset, "fe_reset_ds", None)):
-            with shared:
-                reset_dataset(dataset, self.shuffle, int(np.random.randint(0, 2 ** 31 - 1)))
-        size = len(dataset)
-        sample_steps = self._compile(plan.sample_ops, batched=False)
-        batch_steps = self._compile(plan.batch_ops, batched=True)
-        boundary = plan.boundary_keys
-        batch_op = plan.batch_op
-        getitem = self._wrap("<Fetch batch>", "batch", dataset.__getitem__)
-        state = plan.state
-        target = size if steps_per_epoch is None else steps_per_epoch
-        position = 0
-        for _ in range(target):
-            if position == size:
-                if callable(getattr(dataset, "fe_reset_ds", None)):
-                    with shared:
-                        reset_dataset(dataset, self.shuffle, int(np.random.randint(0, 2 ** 31 - 1)))
-                position = 0
-            with shared:
-                samples = getitem(position)
-            position += 1
-            if len(samples) < world:
-                raise ValueError(f"A batch of {len(samples)} samples from the dataset of whole batches in "
-                                 f"{plan.where()} cannot be split across {world} processes")
-            kept = []
-            for index in rank_part(np.arange(len(samples)), world, rank).tolist():
-                sample = dict(samples[index])
-                if not sample_steps or run_steps(sample, sample_steps, state) is None:
-                    kept.append(sample)
-            if not kept:
-                raise ValueError(f"A whole batch was filtered out in {plan.where()}; in a run of {world} processes "
-                                 f"every process must run every step")
-            if boundary is not None:
-                kept = [{key: value for key, value in sample.items() if key in boundary} for sample in kept]
-            batch = batch_op.collate(kept) if batch_op is not None else collate_samples(kept)
-            if batch_steps and run_steps(batch, batch_steps, state) is not None:
-                raise ValueError(f"A whole batch was filtered out in {plan.where()}; in a run of {world} processes "
-                                 f"every process must run every step")
-            yield self._select(batch)
 
     # ------------------------------------------------------------------ interleaved datasets
     def _interleaved_batches(self) -> Iterator[Dict[str, Any]]:
