@@ -139,3 +139,30 @@ def _alive(pid: int) -> bool:
             return stat.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return True
+
+
+@pytest.mark.parametrize("kind", ["BatchDataset", "ExtendDataset"])
+def test_resume_mid_epoch_with_workers_redraws_the_same_index_maps(kind, tmp_path):
+    make, batch_size, extra = KINDS[kind]
+
+    def build(num_process):
+        return Pipeline(train_data=make(tmp_path), batch_size=batch_size, ops=[Jitter(inputs="x", outputs="j")],
+                        num_process=num_process)
+
+    enable_deterministic(4)
+    expected, _ = epochs(build(0))
+    enable_deterministic(4)
+    interrupted = build(2)
+    with interrupted.workers():
+        with interrupted(mode="train", epoch=1) as loader:
+            iterator = iter(loader)
+            seen = [{key: np.array(value) for key, value in next(iterator).items()} for _ in range(3)]
+            checkpoint = interrupted.get_state()
+            states = np.random.get_state(), random.getstate()
+    np.random.seed(999)  # a fresh process: another random state, and fresh index maps
+    resumed = build(2)
+    resumed.set_state(checkpoint)
+    np.random.set_state(states[0])
+    random.setstate(states[1])
+    rest, pids = epochs(resumed)
+    assert len(pids) == 2 and same(seen + rest, expected)
