@@ -111,7 +111,8 @@ class EpochLoader:
             None yields one pass over the data.
         timer: Time every stage (benchmarks only).
         tracker: Follows the position inside the epoch (for mid-epoch checkpoints).
-        pool: The Pipeline's worker pool (`fe_core.pipeline._workers.WorkerPool`), when one is open.
+        pool: The Pipeline's worker pool (`fe_core.pipeline._workers.WorkerPool`; its processes start when an epoch
+            needs them), None to compute everything in this process.
     """
 
     def __init__(self, plan: EpochPlan, shuffle: bool, steps_per_epoch: Optional[int] = None,
@@ -123,6 +124,10 @@ class EpochLoader:
         self.timer = timer
         self.tracker = tracker
         self.pool = pool
+        self.reset_seed: Optional[int] = None  # this epoch's index-map seed (for the workers)
+        self.member: Optional[int] = None  # which member of an InterleaveDataset this loader iterates
+        self.shard: Optional[Tuple[int, int]] = None  # (world size, rank) for items that are global batches
+        self.rank_task_count = 0  # batches this process yields in a data-parallel epoch
 
     def __len__(self) -> int:
         """The number of batches this epoch yields (an upper bound when samples are filtered without replacement).
@@ -184,7 +189,7 @@ class EpochLoader:
         """The task runner of this epoch (the same kind in the trainer and in every worker process)."""
         kind = self.runner_kind()
         if kind == "items":
-            return ItemRunner(self, key, restore, shard=getattr(self, "shard", None))
+            return ItemRunner(self, key, restore, shard=self.shard)
         if kind == "whole":
             return WholeBatchRunner(self, key, restore)
         return TaskRunner(self, key, restore)
@@ -337,8 +342,7 @@ class EpochLoader:
         plan = self.plan
         return {"mode": plan.mode, "epoch": plan.epoch, "ds_id": plan.ds_id, "output_keys": plan.output_keys,
                 "warmup": bool(plan.state.get("warmup")), "shuffle": self.shuffle, "key": key,
-                "reset_seed": getattr(self, "reset_seed", None), "member": getattr(self, "member", None),
-                "shard": getattr(self, "shard", None)}
+                "reset_seed": self.reset_seed, "member": self.member, "shard": self.shard}
 
     def _rank_tasks(self, communicator: Communicator, first_order: Optional[np.ndarray], key: int
                     ) -> Tuple[Iterator[Tuple[int, np.ndarray]], int]:
