@@ -159,3 +159,9 @@ def test_frozen_encoder_benchmark_pairs_fe_with_the_hand_written_lora_loop_and_c
     assert re.search(RATIO, output)
     assert re.search(r"fe warmup 1 forward, 0 backward; per training step fe 1\.00 forward, 1\.00 backward; "
                      r"hand-written 1\.00 forward, 1\.00 backward", output)
+
+
+def test_fsdp_benchmark_measures_ddp_and_fsdp_memory_and_pairs_fe_with_a_hand_written_fsdp2_loop():
+    output = bench("bench_fsdp.py", "--quick", machine_line=False)
+    assert [row[1] for row in rows(output, "| ")][1:] == ["DDP", "FSDP2", "fe sharded"]
+    assert len(re.findall(RATIO, output)) == 3  # memory fe / DDP, step time median and best/best
