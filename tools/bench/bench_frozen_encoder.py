@@ -4,7 +4,7 @@
 Run from the repository root with an environment that has fe-core and fe-torch:
 
     .venvs/fe/bin/python tools/bench/bench_frozen_encoder.py [--pairs 8] [--steps 8] [--dim 256] [--depth 12]
-        [--tokens 64] [--deterministic] [--quick]
+        [--tokens 64] [--threads 1] [--deterministic] [--quick]
 
 The pattern of FastEstimator's LoRA app (a SAM ViT image encoder with LoRA adapters, batch 1), at a size this
 machine runs in seconds: `--depth` pre-norm blocks (nn.MultiheadAttention with 8 heads, a 4x MLP) of width `--dim`
@@ -22,7 +22,9 @@ Besides the rates, it counts what each side runs: calls of the encoder's forward
 (an identity autograd function on the encoder's output), per training step and in fe's warmup. Both should be one
 forward and one backward per step, and fe's warmup one forward and no backward (the UpdateOp's warmup check finds
 the LoRA weights in the recorded graph without a backward pass). `--deterministic` calls `enable_deterministic`
-first (deterministic torch algorithms on both sides). Single-threaded (OMP_NUM_THREADS=1, torch threads 1).
+first (deterministic torch algorithms on both sides). Single-threaded (OMP_NUM_THREADS=1, torch threads 1) unless
+`--threads` says otherwise (both sides then share that many torch threads: on a machine busy with other work, compare
+runs with 1 thread and with the core count to see what oversubscription costs).
 """
 from __future__ import annotations
 
@@ -105,7 +107,7 @@ def make_model_fn(dim: int, depth: int, counts: Dict[str, int]) -> Any:
 def run(args: argparse.Namespace) -> List[List[str]]:
     import torch  # pylint: disable=import-outside-toplevel
     import torch.nn.functional as F  # pylint: disable=import-outside-toplevel
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     from fe_core.build import build  # pylint: disable=import-outside-toplevel
     from fe_core.dataset import NumpyDataset  # pylint: disable=import-outside-toplevel
     from fe_core.determinism import enable_deterministic  # pylint: disable=import-outside-toplevel
@@ -168,7 +170,8 @@ def run(args: argparse.Namespace) -> List[List[str]]:
     hand_steps = len(paired.pairs) * args.steps
     workload = f"LoRA on frozen encoder {args.depth}x{args.dim}, {args.tokens} tokens, batch 1"
     rows = summarize_pairs(workload, {"fe fit": paired.pairs}, "hand-written loop")
-    print(machine_line(torch=torch.__version__) + ("; deterministic" if args.deterministic else ""))
+    print(machine_line(torch=torch.__version__) + f"; torch threads {torch.get_num_threads()}"
+          + ("; deterministic" if args.deterministic else ""))
     print(f"fe fit() whole run ({args.pairs} epochs x {args.steps} steps, warmup and paired hand-written epochs "
           f"included): {whole:.2f} s")
     per_step = {side: {kind: (counts[kind] - base.get(kind, 0)) / steps for kind in ("forward", "backward")}
@@ -188,6 +191,7 @@ def main() -> int:
     parser.add_argument("--dim", type=int, default=256)
     parser.add_argument("--depth", type=int, default=12)
     parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (both sides)")
     parser.add_argument("--deterministic", action="store_true", help="call enable_deterministic(0) first")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 2 pairs of 2 steps, 2 blocks of 32")
     args = parser.parse_args()
