@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from fe_core.dataset import NumpyDataset
-from fe_core.op.numpyop import NumpyOp
+from fe_core.op.numpyop import LambdaOp, NumpyOp
 from fe_core.pipeline import Pipeline
 from fe_core.pipeline._transport import shared_directory
 from fe_core.pipeline._workers import WorkerPool
@@ -116,7 +116,7 @@ EXIT_SCRIPT = textwrap.dedent("""
     import time
     import numpy as np
     from fe_core.dataset import NumpyDataset
-    from fe_core.op.numpyop import NumpyOp
+    from fe_core.op.numpyop import LambdaOp, NumpyOp
     from fe_core.pipeline import Pipeline
     from fe_core.pipeline._workers import WorkerPool
 
@@ -151,7 +151,7 @@ SCRIPT = textwrap.dedent("""
     import time
     import numpy as np
     from fe_core.dataset import NumpyDataset
-    from fe_core.op.numpyop import NumpyOp
+    from fe_core.op.numpyop import LambdaOp, NumpyOp
     from fe_core.pipeline import Pipeline
 
     class Slow(NumpyOp):
@@ -199,3 +199,23 @@ def test_task_files_the_trainer_wrote_do_not_outlive_a_killed_trainer():
         trainer.wait(timeout=10)
         trainer.stdout.close()
         trainer.stderr.close()
+
+
+def test_a_worker_stopped_with_sigterm_removes_its_shared_memory_first():
+    data = NumpyDataset({"x": np.zeros((512, 64, 64), np.float32)})  # 512 KiB batches: shared memory
+    pipeline = Pipeline(train_data=data, batch_size=32, num_process=2,
+                        ops=[LambdaOp(fn=lambda x: x + 1, inputs="x", outputs="x")])
+    with pipeline.workers():
+        with pipeline(mode="train", epoch=1) as loader:
+            held = list(loader)  # every batch held: the workers' segments and files stay in use
+        pool = pipeline._worker_pool  # pylint: disable=protected-access
+        prefix, pids = pool.prefix, pool.pids()
+        assert _files(prefix)
+        for pid in pids:
+            os.kill(pid, signal.SIGTERM)  # as a launcher stopping the job does
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_running(pid) for pid in pids):
+            time.sleep(0.05)
+        assert not [pid for pid in pids if _running(pid)]
+        assert not _files(prefix)
+    assert len(held) == 16 and all(np.all(batch["x"] == 1) for batch in held)  # mapped memory outlives the files

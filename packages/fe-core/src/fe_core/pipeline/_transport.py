@@ -8,6 +8,12 @@ mapping: the arrays the trainer gets are backed by the shared memory itself (no 
 the last array that uses it is freed. A file per message means no buffer is ever reused while user code may still
 hold a batch.
 
+Workers send through a `SegmentRing` instead: a few segments per worker, created once, mapped once on each side, and
+written again only when the trainer's `SegmentReader` has seen every array decoded from the segment freed (a
+finalizer on the array they all view) and told the worker so. That saves, per 4 KiB of every batch, a newly zeroed
+page in the worker and a page fault plus an unmapping in the trainer; when every segment is still held (user code
+keeping batches), results go through new files as above.
+
 The buffers are written with `pwrite` straight from the arrays into the file: one copy, no zero-filled reservation
 first (`posix_fallocate` on tmpfs clears every page before the copy overwrites it) and no page faults of a writable
 mapping in the sender. A full `/dev/shm` (small in containers) answers the write with ENOSPC, and the message falls
@@ -19,9 +25,12 @@ import mmap
 import os
 import pickle
 import tempfile
+import weakref
 from typing import Any, List, Optional, Sequence, Tuple
 
-__all__ = ["shared_directory", "encode", "decode", "discard", "remove_files"]
+import numpy as np
+
+__all__ = ["shared_directory", "encode", "decode", "discard", "remove_files", "SegmentRing", "SegmentReader"]
 
 _ALIGN = 64
 Message = Tuple[bytes, Optional[str], Optional[Sequence[Tuple[int, int]]]]
@@ -45,35 +54,48 @@ def _write_all(fd: int, raws: Sequence[memoryview], spans: Sequence[Tuple[int, i
         os.ftruncate(fd, total)  # the alignment padding after the last buffer
 
 
-def encode(value: Any, directory: str, name: str, threshold: int) -> Message:
-    """Pickle `value`; put its out-of-band buffers in the shared file `name` when they total `threshold` bytes or more.
-
-    Returns:
-        (pickle bytes, file name or None, the (offset, length) of each buffer in the file or None).
-    """
+def _layout(value: Any) -> Tuple[bytes, List[memoryview], List[Tuple[int, int]], int]:
+    """Pickle `value` with its buffers out of band: (pickle bytes, the buffers, their (offset, length), total bytes)."""
     buffers: List[pickle.PickleBuffer] = []
     data = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
-    if not buffers:
-        return data, None, None
     raws = [buffer.raw() for buffer in buffers]
     spans = []
     total = 0
     for raw in raws:
         spans.append((total, raw.nbytes))
         total += (raw.nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
-    if total >= threshold > 0:
-        path = os.path.join(directory, name)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            _write_all(fd, raws, spans, total)
-            return data, name, spans
-        except OSError:
+    return data, raws, spans, total
+
+
+def _to_file(directory: str, name: str, raws: Sequence[memoryview], spans: Sequence[Tuple[int, int]],
+             total: int) -> bool:
+    """Write the buffers into the new shared file `name`; False (and no file) when shared memory is full."""
+    path = os.path.join(directory, name)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        _write_all(fd, raws, spans, total)
+        return True
+    except OSError:
+        os.close(fd)
+        fd = -1
+        os.unlink(path)  # no room in shared memory: send it through the pipe instead
+        return False
+    finally:
+        if fd >= 0:
             os.close(fd)
-            fd = -1
-            os.unlink(path)  # no room in shared memory: send it through the pipe instead
-        finally:
-            if fd >= 0:
-                os.close(fd)
+
+
+def encode(value: Any, directory: str, name: str, threshold: int) -> Message:
+    """Pickle `value`; put its out-of-band buffers in the shared file `name` when they total `threshold` bytes or more.
+
+    Returns:
+        (pickle bytes, file name or None, the (offset, length) of each buffer in the file or None).
+    """
+    data, raws, spans, total = _layout(value)
+    if not raws:
+        return data, None, None
+    if total >= threshold > 0 and _to_file(directory, name, raws, spans, total):
+        return data, name, spans
     return pickle.dumps(value, protocol=5), None, None
 
 
@@ -91,6 +113,137 @@ def decode(message: Message, directory: str) -> Any:
         os.unlink(path)
     view = memoryview(mapped)
     return pickle.loads(data, buffers=[view[offset:offset + length] for offset, length in spans or ()])
+
+
+class _Segment:
+    def __init__(self, name: str, size: int, mapping: mmap.mmap) -> None:
+        self.name, self.size, self.mapping = name, size, mapping
+
+
+class SegmentRing:
+    """A sender's reused shared-memory segments: results are copied into a segment the receiver has released.
+
+    A new file per message costs, per 4 KiB page, a fresh zeroed page of shared memory on the sender's side and a page
+    fault and an unmapping on the receiver's. A segment is created once (its pages reserved with `posix_fallocate`, so
+    a full `/dev/shm` is met there and never as SIGBUS), stays mapped on both sides, and is written again only after
+    the receiver said that every array of the message it held is gone (`release`). When no released segment is large
+    enough and `count` exist, or a result is larger than `largest`, the message goes through a new file as `encode`
+    does.
+
+    Args:
+        directory: The shared-memory directory.
+        prefix: Segment file names start with it (a worker's removal of its files on exit covers them).
+        count: The most segments (results the receiver may hold at once without falling back to files).
+        largest: Larger results always go through a new file.
+    """
+
+    def __init__(self, directory: str, prefix: str, count: int, largest: int) -> None:
+        self.directory, self.prefix, self.count, self.largest = directory, prefix, count, largest
+        self.free: List[_Segment] = []
+        self.busy: dict = {}
+        self.names = 0
+
+    def release(self, names: Sequence[str]) -> None:
+        """The receiver dropped the messages in these segments: they may be written again."""
+        for name in names:
+            segment = self.busy.pop(name, None)
+            if segment is not None:
+                self.free.append(segment)
+
+    def _take(self, total: int) -> Optional[_Segment]:
+        fitting = [segment for segment in self.free if segment.size >= total]
+        if fitting:
+            segment = min(fitting, key=lambda candidate: candidate.size)
+            self.free.remove(segment)
+            return segment
+        if total > self.largest or len(self.free) + len(self.busy) >= self.count:
+            return None
+        name = f"{self.prefix}s{self.names}"
+        self.names += 1
+        path = os.path.join(self.directory, name)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            fallocate = getattr(os, "posix_fallocate", None)
+            if fallocate is not None:
+                fallocate(fd, 0, total)
+            else:
+                os.ftruncate(fd, total)
+            mapping = mmap.mmap(fd, total)
+        except OSError:
+            os.unlink(path)
+            return None
+        finally:
+            os.close(fd)
+        return _Segment(name, total, mapping)
+
+    def encode(self, value: Any, name: str, threshold: int) -> Message:
+        """As `encode(value, directory, name, threshold)`, in a released segment when one fits.
+
+        Returns:
+            `encode`'s message, with a fourth item True when the buffers are in a segment (to be released).
+        """
+        data, raws, spans, total = _layout(value)
+        if not raws:
+            return data, None, None
+        if total >= threshold > 0:
+            segment = self._take(total)
+            if segment is not None:
+                mapping = segment.mapping
+                for (offset, length), raw in zip(spans, raws):
+                    mapping[offset:offset + length] = raw
+                self.busy[segment.name] = segment
+                return data, segment.name, spans, True  # type: ignore[return-value]
+            if _to_file(self.directory, name, raws, spans, total):
+                return data, name, spans
+        return pickle.dumps(value, protocol=5), None, None
+
+
+class SegmentReader:
+    """The receiver's side of `SegmentRing`: maps each segment once and says when a message's arrays are all gone.
+
+    Args:
+        directory: The shared-memory directory.
+        released: Called with a segment's name once nothing uses the message decoded from it any more (it may run
+            whenever the last array is freed: it should only record the name).
+    """
+
+    def __init__(self, directory: str, released: Any) -> None:
+        self.directory, self.released = directory, released
+        self.mappings: dict = {}
+        self.active = True
+
+    def _release(self, name: str) -> None:
+        if self.active:  # a reader closed with its pool: the segment's sender is gone
+            self.released(name)
+
+    def close(self) -> None:
+        """Forget the senders: releases of messages still held are dropped (the mappings live on in their arrays)."""
+        self.active = False
+        self.mappings = {}
+
+    def decode(self, message: Message) -> Any:
+        """Unpickle a message; arrays from a segment are views of it, and the segment is released when they die."""
+        if len(message) < 4:
+            return decode(message, self.directory)
+        data, name, spans = message[:3]
+        mapping = self.mappings.get(name)
+        if mapping is None:
+            fd = os.open(os.path.join(self.directory, name), os.O_RDWR)
+            try:
+                mapping = mmap.mmap(fd, os.fstat(fd).st_size)
+            finally:
+                os.close(fd)
+            self.mappings[name] = mapping
+        holder = np.frombuffer(mapping, dtype=np.uint8)  # every array of the message is a view of it
+        weakref.finalize(holder, self._release, name)
+        return pickle.loads(data, buffers=[holder[offset:offset + length] for offset, length in spans or ()])
+
+    def discard(self, message: Message) -> None:
+        """Drop a message that will not be decoded: its segment is released, or its file removed."""
+        if len(message) >= 4:
+            self._release(message[1])
+        else:
+            discard(message, self.directory)
 
 
 def discard(message: Message, directory: str) -> None:

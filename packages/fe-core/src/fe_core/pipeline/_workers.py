@@ -21,7 +21,8 @@ queued), results are read from whichever worker answers and yielded in task orde
 `WINDOW` tasks per worker (fewer for large results: `FE_PIPELINE_PREFETCH_BYTES`) run ahead of the one the trainer
 waits for, so one slow task does not idle the other workers (a bounded prefetch). Which worker computed a task never
 changes its result: its randomness is seeded by (run seed, epoch, position). Results travel through
-`fe_core.pipeline._transport` (arrays in shared memory, mapped by the trainer without a copy) tagged with their
+`fe_core.pipeline._transport` (arrays in shared memory, mapped by the trainer without a copy; each worker reuses
+`SEGMENTS` segments, one written again once the trainer freed every array of the batch in it) tagged with their
 epoch, so the results of an epoch abandoned early (a `break`) are dropped as they arrive, without waiting for them.
 `WorkerPool.stats()` reports each worker's tasks, computing time and idle time.
 
@@ -30,12 +31,14 @@ it cannot be pickled) with the same notes the in-process path adds (op, keys, mo
 which worker raised it and its traceback. A worker that dies (killed by the OS when memory runs out) is reported with
 its signal, never waited on forever. Workers ignore Ctrl-C (the trainer stops them), notice within half a second when
 the trainer is gone (its pid changes from theirs' parent), and remove their unread shared-memory files on the way out;
-the trainer removes any left when it closes the pool. Files the trainer writes for a worker's tasks (large index
+the trainer removes any left when it closes the pool; SIGTERM (a launcher stopping a job, `terminate()`) makes a worker
+leave through the same cleanup. Files the trainer writes for a worker's tasks (large index
 lists) carry that worker's name, so the worker removes them too when the trainer is killed. A finalizer closes a
 pool that is garbage-collected or left open at exit.
 """
 from __future__ import annotations
 
+import collections
 import copy
 import itertools
 import os
@@ -49,10 +52,10 @@ import warnings
 import weakref
 from multiprocessing import get_context
 from multiprocessing.connection import wait
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
 
 from fe_core.pipeline._sample_epoch import TaskRunner, TaskStream
-from fe_core.pipeline._transport import decode, discard, encode, remove_files, shared_directory
+from fe_core.pipeline._transport import SegmentReader, SegmentRing, decode, encode, remove_files, shared_directory
 from fe_core.pipeline.op_runner import add_note
 
 __all__ = ["WorkerPool", "PipelineWorkerError", "resolve_num_process", "start_method", "MIN_WORKER_SAMPLES"]
@@ -61,6 +64,7 @@ MIN_WORKER_SAMPLES = 1024  # epochs with fewer samples run in the trainer (FE_PI
 PREFETCH = 2  # unanswered tasks per worker, at most: one computing, one waiting in its pipe
 WINDOW = 4  # tasks dispatched and not yet yielded, per worker (results wait in a reorder buffer)
 PREFETCH_BYTES = 512 * 1024 * 1024  # the most bytes of results waiting (FE_PIPELINE_PREFETCH_BYTES overrides)
+SEGMENTS = WINDOW + PREFETCH + 2  # reused shared-memory segments per worker (results the trainer may hold at once)
 _RESULT_THRESHOLD = 64 * 1024  # results whose arrays total this many bytes go through shared memory
 _TASK_THRESHOLD = 8 * 1024  # task messages stay far below a pipe's buffer, so sending one never blocks
 _POLL = 0.5
@@ -151,20 +155,26 @@ def _portable(error: BaseException) -> Tuple[Optional[bytes], str, str, List[str
     return (blob, type(error).__name__, str(error), list(getattr(error, "__notes__", ())), text, os.getpid())
 
 
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
 def _worker_main(index: int, pipeline: Any, tasks: Any, results: Any, parent: int,
-                 inherited: List[Any], directory: str, prefix: str) -> None:
+                 inherited: List[Any], directory: str, prefix: str, segment_limit: int) -> None:
     """A worker's loop: build each epoch's runner, compute tasks, send results; leave when told or orphaned.
 
     Every result goes back as `(epoch id, task id, seconds spent on the task, encoded reply)`; the trainer drops the
     results of an epoch it abandoned by their epoch id.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the trainer stops us
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)  # a launcher's SIGTERM: leave through the cleanup below
     for connection in inherited:  # other workers' pipe ends, so that their EOFs are not held open here
         connection.close()
     runner: Optional[TaskRunner] = None
     build_error: Optional[BaseException] = None
     sequence = itertools.count()
     clock = time.perf_counter
+    ring = SegmentRing(directory, f"{prefix}{index}-", SEGMENTS, segment_limit)
     try:
         while True:
             if not tasks.poll(_POLL):
@@ -174,6 +184,9 @@ def _worker_main(index: int, pipeline: Any, tasks: Any, results: Any, parent: in
             message = tasks.recv()
             if message[0] == "stop":
                 return
+            if message[0] == "release":  # the trainer dropped every array of these results
+                ring.release(message[1])
+                continue
             if message[0] == "epoch":
                 try:
                     runner, build_error = _build_runner(pipeline, message[1]), None
@@ -189,7 +202,7 @@ def _worker_main(index: int, pipeline: Any, tasks: Any, results: Any, parent: in
                 reply: Tuple[Any, ...] = ("ok", runner.run(start, indices, want_batch))
                 name = f"{prefix}{index}-{next(sequence)}"
                 try:
-                    encoded = encode(reply, directory, name, _RESULT_THRESHOLD)
+                    encoded = ring.encode(reply, name, _RESULT_THRESHOLD)
                 except Exception as error:  # pylint: disable=broad-except
                     raise TypeError(f"A batch of the Pipeline could not be sent from a worker process to the trainer "
                                     f"({type(error).__name__}: {error}); every value the per-sample ops produce must "
@@ -262,6 +275,8 @@ class WorkerPool:
         self.epoch_seconds = 0.0  # wall time inside run_epoch (from its start to its end or abandonment)
         self.result_bytes = 0  # the largest task result seen (sizes the prefetch window)
         self._finalizer: Optional[weakref.finalize] = None
+        self.reader: Optional[SegmentReader] = None  # maps the workers' reused segments (see _transport)
+        self.releases: Deque[str] = collections.deque()  # segments whose results were dropped, to tell their workers
 
     # ------------------------------------------------------------------ which epochs
     def wanted(self, loader: Any, estimated_samples: int) -> bool:
@@ -290,6 +305,10 @@ class WorkerPool:
         context = get_context(self.method)
         trainer_ends: List[Any] = []
         workers: List[_Worker] = []
+        self.releases.clear()
+        self.reader = SegmentReader(self.directory, self.releases.append)
+        # the reused segments of all workers together stay within the prefetch budget; larger results use new files
+        segment_limit = _prefetch_bytes() // (SEGMENTS * count)
         self.workers = workers
         self._finalizer = weakref.finalize(self, _stop_workers, workers, self.directory, self.prefix, os.getpid())
         cv2 = sys.modules.get("cv2") if self.method == "fork" else None
@@ -305,7 +324,7 @@ class WorkerPool:
                 inherited = trainer_ends + [task_write, result_read] if self.method == "fork" else []
                 process = context.Process(target=_worker_main, name=f"fe-pipeline-worker-{index}", daemon=True,
                                           args=(index, pipeline, task_read, result_write, os.getpid(), inherited,
-                                                self.directory, self.prefix))
+                                                self.directory, self.prefix, segment_limit))
                 with warnings.catch_warnings():  # Python 3.12+ warns about forking a threaded process; see above
                     warnings.simplefilter("ignore", DeprecationWarning)
                     process.start()
@@ -323,6 +342,9 @@ class WorkerPool:
     def close(self) -> None:
         """Stop the workers (asking first, then terminating) and remove any shared-memory files left."""
         self.workers = []
+        if self.reader is not None:
+            self.reader.close()  # batches still held keep their memory; nobody is told when they go
+            self.reader = None
         finalizer, self._finalizer = self._finalizer, None
         if finalizer is not None:
             finalizer()  # runs _stop_workers once; a finalizer already run does nothing
@@ -348,10 +370,21 @@ class WorkerPool:
         count = len(self.workers)
         tasks = WINDOW * count
         if self.result_bytes:
-            value = os.environ.get("FE_PIPELINE_PREFETCH_BYTES")
-            budget = int(value) if value else PREFETCH_BYTES
-            tasks = min(tasks, max(count, budget // self.result_bytes))
+            tasks = min(tasks, max(count, _prefetch_bytes() // self.result_bytes))
         return tasks
+
+    def _send_releases(self) -> None:
+        """Tell each worker which of its segments the trainer no longer uses (their batches were freed)."""
+        if not self.releases:
+            return
+        names: Dict[int, List[str]] = {}
+        while self.releases:
+            name = self.releases.popleft()
+            index = int(name[len(self.prefix):].split("-", 1)[0])
+            names.setdefault(index, []).append(name)
+        for worker in self.workers:
+            if worker.index in names:
+                worker.tasks.send(("release", names[worker.index]))
 
     def run_epoch(self, loader: Any, key: int, stream: TaskStream, aligned: List[bool], limit: int
                   ) -> Iterator[Tuple[int, Any, Tuple[Any, ...]]]:
@@ -376,6 +409,8 @@ class WorkerPool:
         arrived: Dict[int, Tuple[_Worker, Any]] = {}  # task id -> (worker, encoded reply), until its turn
         sent = head = 0
         window = self._window()
+        reader = self.reader
+        assert reader is not None
         began = time.perf_counter()
 
         def dispatch(worker: _Worker) -> None:
@@ -383,6 +418,7 @@ class WorkerPool:
             start, indices = upcoming.pop()
             upcoming.append(next(tasks))
             task_id, sent = sent, sent + 1
+            self._send_releases()
             payload = encode((start, indices, aligned[0]), self.directory,
                              f"{self.prefix}{worker.index}-t{epoch_id}-{task_id}", _TASK_THRESHOLD)
             worker.tasks.send(("task", epoch_id, task_id, payload))
@@ -407,7 +443,7 @@ class WorkerPool:
                 worker, encoded = arrived.pop(head)
                 start, indices = dispatched.pop(head)
                 head += 1
-                reply = decode(encoded, self.directory)
+                reply = reader.decode(encoded)
                 if reply[0] == "error":
                     raise _rebuild(reply[1], worker.index)
                 fill()
@@ -415,7 +451,7 @@ class WorkerPool:
         finally:
             self.epoch_seconds += time.perf_counter() - began
             for _, encoded in arrived.values():
-                discard(encoded, self.directory)
+                reader.discard(encoded)
 
     def _collect(self, epoch_id: int, arrived: Dict[int, Tuple[_Worker, Any]], plan: Any) -> None:
         """Wait for results from any worker with tasks out; file this epoch's, drop an abandoned epoch's."""
@@ -438,7 +474,7 @@ class WorkerPool:
                     worker.busy += seconds
                     worker.done += 1
                     if task_epoch != epoch_id:
-                        discard(encoded, self.directory)
+                        self.reader.discard(encoded)  # type: ignore[union-attr]
                     else:
                         size = len(encoded[0]) + sum(length for _, length in encoded[2] or ())
                         self.result_bytes = max(self.result_bytes, size)
@@ -449,6 +485,11 @@ class WorkerPool:
             error = PipelineWorkerError(_death_message(worker.index, worker.process, plan))
             self.close()  # the next epoch that wants workers starts a fresh pool
             raise error
+
+
+def _prefetch_bytes() -> int:
+    value = os.environ.get("FE_PIPELINE_PREFETCH_BYTES")
+    return int(value) if value else PREFETCH_BYTES
 
 
 def _death_message(index: int, process: Any, plan: Any) -> str:
