@@ -309,3 +309,13 @@ def test_dice_and_accuracy_give_csv_logger_their_per_instance_values(tmp_path) -
     assert float(rows["10"]["Dice_0"]) == pytest.approx(1.0)
     assert float(rows["11"]["Dice"]) == pytest.approx(0.5, abs=1e-5)  # channel 0 empty on both sides (1.0), channel 1 missed (0.0)
     assert float(rows[""]["accuracy"]) == 0.5 and rows[""]["Dice_b"] != ""
+
+
+def test_accuracy_per_instance_values_are_per_sample_with_per_pixel_labels() -> None:
+    from fe_core.trace.metric import Accuracy  # pylint: disable=import-outside-toplevel
+    accuracy = Accuracy(true_key="y", pred_key="y_pred")
+    accuracy.on_epoch_begin(Data())
+    batch = Data({"y": np.array([[[0], [1]], [[1], [1]]]),
+                  "y_pred": np.array([[[0.9, 0.1], [0.2, 0.8]], [[0.9, 0.1], [0.2, 0.8]]])})
+    accuracy.on_batch_end(batch)
+    np.testing.assert_allclose(batch.read_per_instance_logs()["accuracy"], [1.0, 0.5])

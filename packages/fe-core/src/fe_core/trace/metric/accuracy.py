@@ -56,8 +56,15 @@ class Accuracy(ConfusionMetric):
                          from_logits=from_logits)
 
     def write_per_instance(self, data: Data, true_idx: np.ndarray, pred_idx: np.ndarray) -> None:
-        """Whether each sample was right (1) or wrong (0), as FastEstimator's per-instance accuracy."""
-        data.write_per_instance_log(self.output_name, (true_idx == pred_idx).astype(np.int8))
+        """Whether each sample was right (1) or wrong (0), as FastEstimator's per-instance accuracy; with several
+        labels per sample (per-pixel labels), the share of each sample's labels that were right."""
+        correct = (true_idx == pred_idx).astype(np.int8)
+        shape = getattr(data[self.true_key], "shape", None)
+        samples = int(shape[0]) if shape else 1
+        if samples and correct.size != samples and correct.size % samples == 0:
+            data.write_per_instance_log(self.output_name, correct.reshape(samples, -1).mean(axis=1))
+        else:
+            data.write_per_instance_log(self.output_name, correct)
 
     def compute(self, confusion: np.ndarray, binary: bool) -> float:
         return accuracy_from_confusion(confusion)
