@@ -13,12 +13,28 @@ def test_num_process_none_takes_this_process_share_of_the_node(monkeypatch, loca
     import fe_core.util.devices as devices
     monkeypatch.setattr(devices, "cpu_count", lambda limit=None: 16)
     monkeypatch.setattr(devices, "get_num_gpus", lambda: 0)
+    monkeypatch.delenv("TF_CONFIG", raising=False)
     if local_world is None:
         monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
     else:
         monkeypatch.setenv("LOCAL_WORLD_SIZE", local_world)  # torchrun: the processes on this node
     assert _workers.resolve_num_process(None) == expected
     assert _workers.resolve_num_process(3) == 3  # an explicit count is per process, as asked
+
+
+def test_tf_multiworker_processes_on_one_host_share_its_cpus(monkeypatch):
+    import json
+    import fe_core.util.devices as devices
+    monkeypatch.setattr(devices, "cpu_count", lambda limit=None: 16)
+    monkeypatch.setattr(devices, "get_num_gpus", lambda: 0)
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    cluster = {"chief": ["hostb:1"], "worker": ["hosta:1", "hosta:2", "hostc:3"]}
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 1}}))
+    assert _workers.processes_on_this_node() == 2 and _workers.resolve_num_process(None) == 8
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "chief", "index": 0}}))
+    assert _workers.resolve_num_process(None) == 16
+    monkeypatch.setenv("TF_CONFIG", "not json")
+    assert _workers.processes_on_this_node() == 1
 
 
 class _Plan:
