@@ -75,9 +75,9 @@ def test_a_slow_task_does_not_leave_the_other_workers_idle():
 
 
 def test_an_abandoned_epoch_returns_at_once_and_the_slow_pool_keeps_its_workers():
-    slow = [index for index in range(256) if index % 4 == 0]  # every task takes 0.6 s
+    slow = [index for index in range(256) if index % 4 == 0]  # every task takes 0.4 s
     pipeline = Pipeline(train_data=indexed(256), batch_size=4, num_process=2,
-                        ops=[SlowOn(slow=slow, seconds=0.6, inputs="x", outputs="x")])
+                        ops=[SlowOn(slow=slow, seconds=0.4, inputs="x", outputs="x")])
     with pipeline.workers():
         with pipeline(mode="train", epoch=1, shuffle=False) as loader:
             iterator = iter(loader)
@@ -86,7 +86,7 @@ def test_an_abandoned_epoch_returns_at_once_and_the_slow_pool_keeps_its_workers(
             began = time.perf_counter()
             iterator.close()  # tasks worth seconds are still out in the workers
             closed_in = time.perf_counter() - began
-        assert closed_in < 0.5
+        assert closed_in < 0.3  # it does not wait for the tasks out in the workers
         pipeline.ops[0].slow = set()  # the workers keep their copy: their tasks stay slow, the pool must wait
         with pipeline(mode="train", epoch=1, shuffle=False) as loader:
             iterator = iter(loader)

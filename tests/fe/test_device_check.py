@@ -4,6 +4,7 @@ tools/bench/README.md)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not (shutil.which("bash") and shutil.which("timeout") and sys.platform == "linux"),
+                                 reason="the device check is a bash script for Linux machines (coreutils timeout)")]
 
 SECTIONS = ["# fe device check", "## Machine", "## GPU tests",
             "## fit vs a hand-written loop (ResNet9, batch 512, AMP)",

@@ -235,7 +235,7 @@ def overlap_workload(args: argparse.Namespace) -> bool:
             started_workers = max(started_workers, len(pool.pids()) if pool is not None else 0)
         first = pipeline.get_results(mode="train", num_steps=1)
     steps = samples // batch
-    made = NumpyDataset({"x": np.repeat(first["x"], steps, axis=0), "y": np.repeat(first["y"], steps, axis=0)})
+    made = NumpyDataset({key: np.repeat(np.asarray(first[key]), steps, axis=0) for key in ("x", "y")})
     step_alone = fit(Pipeline(train_data=made, batch_size=batch))
     both = fit(cifar_pipeline(x, y, processes, batch_size=batch))
     slower = min(statistics.median(alone), statistics.median(step_alone))
