@@ -182,6 +182,20 @@ def main():
             p.mul_(0.0)
     fe_backend.load_model(net, path)
     result["reloaded_equal"] = full(net) == before
+    # what a restore keeps to put the models back if loading a checkpoint fails: each process's own slices
+    from fe_core.framework.registry import model_backend
+    backup = os.path.join(out, f"backup{communicator.rank}")
+    backend = model_backend(net)
+    backend.save_model(net, backup, save_optimizer=True)
+    before, before_opt = full(net), optimizer_state(net)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(1.0)
+    for entry in net.current_optimizer.state.values():
+        for value in entry.values():
+            value.add_(1.0)
+    backend.load_model(net, backup, load_optimizer=True)
+    result["backup_restored"] = full(net) == before and optimizer_state(net) == before_opt
     if communicator.world_size > 1:  # an optimizer FSDP cannot shard: one line, before training
         try:
             build(model_fn=lambda: torch.nn.Linear(6, 2), optimizer_fn=lambda p: torch.optim.LBFGS(p),

@@ -154,9 +154,6 @@ def shard_model(model: torch.nn.Module, spec: FSDP, model_name: str, world_size:
                                  f"without sharding; a sharded run's checkpoints and saved weights load into it)")
     if is_sharded(model):
         return model
-    if not any(parameter.requires_grad for parameter in model.parameters()):
-        raise ConfigurationError(f"build(sharding=...) of torch model {model_name!r}: the model has no trainable "
-                                 f"parameters to shard")
     from torch.distributed.fsdp import fully_shard  # pylint: disable=import-outside-toplevel
     kwargs = spec.shard_kwargs()
     for unit in spec.units(model):
