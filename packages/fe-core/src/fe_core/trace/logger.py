@@ -30,10 +30,14 @@ def readable_number(value: Any) -> str:
         ('0.2423398', '0.00025075')
         >>> readable_number(np.float32(0.73)), readable_number(np.int64(12)), readable_number(float("nan"))
         ('0.73', '12', 'nan')
+        >>> readable_number(1.0), readable_number(np.float32(250.0)), readable_number(1e-09)
+        ('1.0', '250.0', '1e-09')
     """
     array = np.asarray(value)
     if array.dtype.kind == "f" and np.isfinite(array):
-        return format(float(array), f".{SIGNIFICANT_DIGITS}g")
+        text = format(float(array), f".{SIGNIFICANT_DIGITS}g")
+        # a whole number stays a float on the line, as numpy prints it (1.0, not 1): log readers tell them apart
+        return text if any(mark in text for mark in ".en") else text + ".0"
     return str(array[()])
 
 
