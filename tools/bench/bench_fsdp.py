@@ -7,11 +7,11 @@ hand-written FSDP2 loop in the same processes.
 Run normally, the script starts itself under `torchrun --nproc_per_node N` (gloo, CPU, 127.0.0.1, a free port).
 
 1. Memory: an MLP of `--layers` Linear layers of width `--width` (6 x 4096 x 4096 + 4096 x 10: 100.7M parameters),
-   one Adam step by each engine, one after the other in the same processes: the bytes each process holds in parameters, gradients
-   and optimizer state right after the step (before the gradients are dropped), counted from the tensors (a
-   DTensor counts its local slice; DDP's gradient buckets are counted too), and the process's peak RSS after each
-   phase (FSDP first, so its peak is its own). fe's sharded model is measured the same way after one `fit` step
-   (fe drops gradients after each step, so its gradients are counted as one slice per parameter).
+   one Adam step by each engine, one after the other in the same processes: the bytes each process holds in
+   parameters, gradients and optimizer state right after the step (before the gradients are dropped), counted from
+   the tensors (a DTensor counts its local slice; DDP's gradient buckets are counted too), and the process's peak RSS
+   after each phase (FSDP first, so its peak is its own). fe's sharded model is measured the same way after one
+   `fit` step (fe drops gradients after each step, so its gradients are counted as one slice per parameter).
 2. Step time: a smaller MLP (`--time_width`, 4 layers) sharded with one unit per Linear layer, Adam, global batch 64:
    fe (`build(sharding=FSDP(...))`, ModelOp -> CrossEntropy -> UpdateOp, `Estimator.fit`) with each epoch paired with
    an epoch of a hand-written FSDP2 loop (`fully_shard` per layer then the root, forward, cross entropy,
@@ -216,7 +216,7 @@ def benchmark(args: argparse.Namespace) -> None:
     for engine in ("DDP", "FSDP2", "fe sharded"):
         cells = [" / ".join(f"{part[engine][key] / 2 ** 20:,.0f}" for part in gathered)
                  for key in ("params", "grads", "optimizer")]
-        total = " / ".join(f"{(part[engine]['params'] + part[engine]['grads'] + part[engine]['optimizer']) / 2 ** 20:,.0f}"
+        total = " / ".join(f"{sum(part[engine][key] for key in ('params', 'grads', 'optimizer')) / 2 ** 20:,.0f}"
                            for part in gathered)
         rss = " / ".join(f"{part[engine]['rss']:,.0f}" for part in gathered)
         print(f"| {engine} | {' | '.join(cells)} | {total} | {rss} |")

@@ -82,7 +82,8 @@ class FSDP:
     # ----- what fully_shard gets
     def shard_kwargs(self) -> dict:
         """The keyword arguments of every `fully_shard` call."""
-        from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy  # pylint: disable=import-outside-toplevel
+        from torch.distributed.fsdp import (  # pylint: disable=import-outside-toplevel
+            CPUOffloadPolicy, MixedPrecisionPolicy)
         kwargs: dict = {"reshard_after_forward": self.reshard_after_forward}
         if isinstance(self.mixed_precision, MixedPrecisionPolicy):
             kwargs["mp_policy"] = self.mixed_precision
