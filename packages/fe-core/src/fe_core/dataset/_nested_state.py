@@ -4,13 +4,15 @@ saved and restored as a top-level one is (FastEstimator restores the attributes 
 
 Only fe's datasets (FEDataset and the classes fe defines, and subclasses of them, as FastEstimator's are traceable)
 have their state restored; a dataset of another library or a user's own class that derives from none of fe's (a torch
-Dataset) is the script's, as in FastEstimator, which does not restore what it cannot trace.
+Dataset) is the script's, as in FastEstimator, which does not restore what it cannot trace - unless it chooses its
+state itself by defining `get_state()` and `set_state(state)` (fe's state protocol, as FastEstimator restores a class
+that defines its own `__getstate__`).
 """
 from __future__ import annotations
 
 from typing import Any, Dict, List
 
-__all__ = ["NestedDatasetStateMixin", "is_fe_dataset"]
+__all__ = ["NestedDatasetStateMixin", "checkpoints_dataset", "is_fe_dataset"]
 
 _FE_PACKAGES = frozenset({"fe_core", "fe_torch", "fe_tf", "fe"})
 
@@ -28,6 +30,20 @@ def is_fe_dataset(dataset: Any) -> bool:
                for klass in type(dataset).__mro__ if klass is not object)
 
 
+def checkpoints_dataset(dataset: Any) -> bool:
+    """Whether a checkpoint saves and restores `dataset`'s state: it is fe's (`is_fe_dataset`), or it chooses its state
+    itself with `get_state()` and `set_state(state)`.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> counted = SimpleNamespace(get_state=lambda: {}, set_state=lambda state: None)
+        >>> checkpoints_dataset(counted), checkpoints_dataset([{"x": 0}, {"x": 1}])
+        (True, False)
+    """
+    return is_fe_dataset(dataset) or (callable(getattr(dataset, "get_state", None))
+                                      and callable(getattr(dataset, "set_state", None)))
+
+
 class NestedDatasetStateMixin:
     """Gives a dataset of datasets `get_state`, `check_state` and `set_state` over its own data and its members'.
 
@@ -43,7 +59,7 @@ class NestedDatasetStateMixin:
         each member dataset ({} for one that is not fe's)}."""
         from fe_core.checkpoint.object_state import get_attribute_state, get_object_state
         return {"attributes": get_attribute_state(self),
-                "datasets": [get_object_state(member) if is_fe_dataset(member) else {}
+                "datasets": [get_object_state(member) if checkpoints_dataset(member) else {}
                              for member in self.fe_member_datasets()]}
 
     def check_state(self, state: Dict[str, Any]) -> None:
@@ -66,7 +82,7 @@ class NestedDatasetStateMixin:
         for index, (member, member_state) in enumerate(zip(members, states)):
             if not isinstance(member_state, dict):
                 raise ValueError(f"{name} member dataset {index}: the saved state should be a dict")
-            if is_fe_dataset(member):
+            if checkpoints_dataset(member):
                 object_state.check_object_state(member, member_state,
                                                 f"{name} member dataset {index} ({type(member).__name__})")
 
@@ -79,6 +95,6 @@ class NestedDatasetStateMixin:
         from fe_core.checkpoint import object_state
         self.check_state(state)
         for member, member_state in zip(self.fe_member_datasets(), state.get("datasets", [])):
-            if is_fe_dataset(member):
+            if checkpoints_dataset(member):
                 object_state.set_object_state(member, member_state)
         object_state.set_attribute_state(self, state.get("attributes") or {})

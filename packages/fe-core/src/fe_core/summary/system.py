@@ -249,9 +249,11 @@ class System:
     @staticmethod
     def _is_native_dataset(dataset: Any) -> bool:
         """Whether a checkpoint leaves `dataset` alone: a framework's loader, or a dataset that is not fe's (a torch
-        Dataset, a user's class deriving from none of fe's), which FastEstimator does not restore either."""
-        from fe_core.dataset._nested_state import is_fe_dataset
-        return not is_fe_dataset(dataset) or any(backend.is_native_dataset(dataset) for backend in loaded_backends())
+        Dataset, a user's class deriving from none of fe's), which FastEstimator does not restore either, unless it
+        chooses its state itself with get_state()/set_state()."""
+        from fe_core.dataset._nested_state import checkpoints_dataset
+        return not checkpoints_dataset(dataset) or any(backend.is_native_dataset(dataset)
+                                                       for backend in loaded_backends())
 
     def _dataset_states(self, codec: "StateCodec") -> Dict[str, Dict[str, List[Dict[str, Any]]]]:
         from fe_core.checkpoint.object_state import get_object_state, stateful_objects
