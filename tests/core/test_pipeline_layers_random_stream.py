@@ -33,9 +33,10 @@ def _alive(pid: int) -> bool:
 
 
 class BatchJitter(NumpyOp):
-    """A batch op (after Batch) drawing from numpy's global random state."""
+    """A batch op (after Batch) drawing from numpy's global random state, on the whole batch at once (vectorised: the
+    whole-batch path keeps it in the trainer)."""
 
-    def forward(self, data, state):
+    def forward_batch(self, data, state):
         return data + np.random.rand(*np.shape(data)).astype(np.float32)
 
 

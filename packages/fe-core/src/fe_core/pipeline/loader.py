@@ -35,11 +35,13 @@ from fe_core.dataset.interleave_dataset import interleaved_steps
 from fe_core.distributed.communicator import Communicator, get_communicator
 from fe_core.distributed.sharding import check_batch_size, epoch_order_rng, global_batches, rank_part
 from fe_core.dataset.generator_dataset import GeneratorDataset
+from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.numpyop.remove_if import FilteredData
+from fe_core.op.numpyop.univariate.univariate import UnivariateOp
 from fe_core.op.numpyop.batch import stack_values
 from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.pipeline.position import PositionTracker
-from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
+from fe_core.pipeline.op_runner import OpTimer, compile_steps
 from fe_core.pipeline._sample_epoch import (UNBATCHED_TASK, ItemRunner, SeededRandom, TaskRunner, TaskStream,
                                             WholeBatchRunner, assemble, assemble_items, check_epoch, reset_dataset)
 
@@ -99,6 +101,21 @@ def _assemble_rank(plan: EpochPlan, results: Iterator[Tuple[int, np.ndarray, Tup
             raise ValueError(f"A batch op filtered out a whole batch in {plan.where()}; in a run of {world} "
                              f"processes every process must run every step")
         yield batch
+
+
+def batch_vectorised(op: Any) -> bool:
+    """Whether a batch op computes on the whole batch at once (cheap enough to stay in the trainer): an op that says so
+    with `batch_vectorised`, else a batch-capable op or one with its own `forward_batch`; NumpyOp's default
+    `forward_batch` (and a UnivariateOp's default `transform_batch`) run the op sample by sample, work for the
+    workers."""
+    declared = getattr(op, "batch_vectorised", None)
+    if declared is not None:
+        return bool(declared)
+    if getattr(op, "batch_capable", False):
+        return True
+    if isinstance(op, UnivariateOp):
+        return type(op).transform_batch is not UnivariateOp.transform_batch
+    return type(op).forward_batch is not NumpyOp.forward_batch
 
 
 class EpochLoader:
@@ -211,7 +228,7 @@ class EpochLoader:
                     or getattr(self.pool, "disabled", False) or resolve_num_process(self.pool.requested) < 1):
                 return "here", "a GeneratorDataset whose epoch is too small (or whose generator cannot be forked)"
             return "feed", "a GeneratorDataset: its generator runs ahead in one worker process"
-        if self.runner_kind() == "whole" and all(getattr(op, "batch_vectorised", True) for op in plan.batch_ops):
+        if self.runner_kind() == "whole" and all(batch_vectorised(op) for op in plan.batch_ops):
             return "here", "whole batches with vectorised batch ops"
         if not self.pool.wanted(self, estimated_samples):
             return "here", "the epoch is too small for workers, or the pool declined"
@@ -302,7 +319,8 @@ class EpochLoader:
 
     def _member_pools(self, members: int) -> List[Any]:
         """A worker pool per member of an InterleaveDataset (their epochs interleave, a pool runs one epoch at a
-        time), sharing the Pipeline's workers between them; kept by the Pipeline's pool until the Pipeline closes it."""
+        time), sharing the Pipeline's workers between them (members left without one run here: never more processes
+        than `num_process`); kept by the Pipeline's pool until the Pipeline closes it."""
         if self.pool is None or self.timer is not None or getattr(self.pool, "disabled", False):
             return [None] * members
         pools = getattr(self.pool, "member_pools", None)
@@ -311,8 +329,9 @@ class EpochLoader:
                                                    resolve_num_process)
             for pool in pools or ():
                 pool.close()
-            count = max(1, resolve_num_process(self.pool.requested) // members)
-            pools = self.pool.member_pools = [WorkerPool(self.pool.pipeline, count) for _ in range(members)]
+            base, extra = divmod(resolve_num_process(self.pool.requested), members)
+            counts = [base + (1 if which < extra else 0) for which in range(members)]
+            pools = self.pool.member_pools = [WorkerPool(self.pool.pipeline, count) for count in counts]  # 0: none
         return list(pools)
 
     def _generator_feed(self, plan: EpochPlan) -> Any:
@@ -396,10 +415,6 @@ class EpochLoader:
             return batch
         return {key: value for key, value in batch.items() if key in keys}
 
-    def _too_many_filtered(self, what: str, count: int) -> ValueError:
-        return ValueError(f"The Pipeline filtered out {count} {what} in a row in {self.plan.where()} (RemoveIf or an "
-                          f"op returning FilteredData); refusing to loop forever")
-
     # ------------------------------------------------------------------ interleaved datasets
     def _interleaved_batches(self) -> Iterator[Dict[str, Any]]:
         """Follow an InterleaveDataset's pattern, taking each step's batch from that member's own epoch loader
@@ -443,9 +458,7 @@ class EpochLoader:
                 if iterators[which] is None:
                     iterators[which] = iter(loaders[which])
                 batch = next(iterators[which], None)
-                if batch is None:
-                    if not endless:
-                        return
+                if batch is None:  # this member's epoch ended: its next one goes on
                     iterators[which] = iter(loaders[which])
                     batch = next(iterators[which], None)
                     if batch is None:

@@ -1,0 +1,84 @@
+"""Pipeline layering, where a task runs: decided from the plan (whole vectorised batches here, per-sample work in the
+workers), so batch ops that loop over samples reach the workers, and an InterleaveDataset's members share the
+Pipeline's `num_process` workers without starting more processes than asked for."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+import pytest
+
+from fe_core.dataset import InterleaveDataset, NumpyDataset
+from fe_core.determinism import enable_deterministic
+from fe_core.op.numpyop import Batch, NumpyOp
+from fe_core.pipeline import Pipeline
+
+
+@pytest.fixture(autouse=True)
+def workers_for_small_epochs(monkeypatch):
+    monkeypatch.setenv("FE_PIPELINE_MIN_WORKER_SAMPLES", "0")  # these tests' epochs are tiny on purpose
+
+
+class SampleNoise(NumpyOp):
+    """A user op listed after Batch: NumpyOp's default forward_batch runs `forward` sample by sample."""
+
+    def forward(self, data, state):
+        return np.asarray(data, dtype=np.float32) + np.float32(np.random.rand())
+
+
+class BatchScale(NumpyOp):
+    """A user batch op that computes on the whole batch at once (its own forward_batch)."""
+
+    def forward_batch(self, data, state):
+        return data * np.float32(2)
+
+
+def numbers(count: int, offset: int = 0) -> NumpyDataset:
+    return NumpyDataset({"x": np.arange(offset, offset + count, dtype=np.float32), "y": np.arange(count) + offset})
+
+
+def epochs(pipeline: Pipeline, count: int = 2) -> Tuple[List[Dict[str, np.ndarray]], set]:
+    batches, pids = [], set()
+    with pipeline.workers():
+        for epoch in range(1, count + 1):
+            with pipeline(mode="train", epoch=epoch) as loader:
+                for batch in loader:
+                    batches.append({key: np.array(value) for key, value in batch.items()})
+                    pool = pipeline._worker_pool
+                    for each in [pool] + list(getattr(pool, "member_pools", None) or ()) if pool else ():
+                        pids.update(each.pids())
+    return batches, pids
+
+
+def same(first: List[Dict[str, Any]], second: List[Dict[str, Any]]) -> bool:
+    return len(first) == len(second) and all(
+        a.keys() == b.keys() and all(np.array_equal(a[key], b[key]) for key in a) for a, b in zip(first, second))
+
+
+def run(ops, num_process: int, data=None) -> Tuple[List[Dict[str, np.ndarray]], set]:
+    pipeline = Pipeline(train_data=data if data is not None else numbers(40), ops=ops, num_process=num_process)
+    enable_deterministic(3)
+    return epochs(pipeline)
+
+
+def test_a_batch_op_that_loops_over_samples_runs_in_the_workers_with_the_same_batches():
+    expected, no_pids = run([Batch(batch_size=8), SampleNoise(inputs="x", outputs="x")], 0)
+    got, pids = run([Batch(batch_size=8), SampleNoise(inputs="x", outputs="x")], 2)
+    assert len(expected) == 10 and not no_pids
+    assert len(pids) == 2  # per-sample work in a batch op: the workers ran it
+    assert same(expected, got)
+
+
+def test_vectorised_batch_ops_stay_in_the_trainer():
+    _, pids = run([Batch(batch_size=8), BatchScale(inputs="x", outputs="x")], 2)
+    assert not pids
+
+
+def test_interleave_members_share_num_process_workers():
+    def data():
+        return InterleaveDataset([numbers(16), numbers(16, 100), numbers(16, 200)], pattern=[0, 1, 2])
+
+    expected, _ = run([SampleNoise(inputs="x", outputs="j"), Batch(batch_size=4)], 0, data())
+    got, pids = run([SampleNoise(inputs="x", outputs="j"), Batch(batch_size=4)], 2, data())
+    assert 1 <= len(pids) <= 2  # three members, but never more processes than num_process
+    assert same(expected, got)
