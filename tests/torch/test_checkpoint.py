@@ -182,7 +182,10 @@ def test_seed_makes_initialisation_repeatable_and_turns_on_deterministic_algorit
     assert torch.equal(LeNet().conv1.weight, first)
     assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
     assert torch.backends.cudnn.deterministic
+    # the deterministic algorithms without the fill of every new tensor (a full extra write of each activation)
+    assert torch.utils.deterministic.fill_uninitialized_memory is False
     torch.use_deterministic_algorithms(False)
+    torch.utils.deterministic.fill_uninitialized_memory = True
 
 
 def test_torch_tensors_in_trace_state_survive_the_checkpoint_codec() -> None:

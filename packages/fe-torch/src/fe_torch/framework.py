@@ -196,6 +196,12 @@ class TorchBackend(Backend):
         if torch.cuda.is_available():
             torch.cuda.manual_seed_all(seed)
         torch.use_deterministic_algorithms(True, warn_only=True)
+        # Deterministic mode also makes torch write a NaN/max value into every tensor it allocates uninitialized
+        # (`torch.empty`, most kernels' outputs and gradient buffers): a debugging aid that costs a full extra write
+        # of every activation and gradient, which on a large model's step (a ViT encoder at batch 1) is a large share
+        # of the step. Results of code that never reads uninitialized memory do not depend on it, so fe keeps the
+        # deterministic algorithms and leaves memory filling off (FastEstimator never switched it on).
+        torch.utils.deterministic.fill_uninitialized_memory = False
         torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False
 
