@@ -65,7 +65,8 @@ class Snapshot(Trace):
         pass
 
     def on_begin(self, data):
-        net, head = self.system.network.models[0], self.system.network.models[1]
+        models = {model.model_name: model for model in self.system.network.models}
+        net, head = models["net"], models["head"]
         self.begin = {"net": full(net), "head": full(head), "net_opt": optimizer_state(net),
                       "head_opt": optimizer_state(head), "step": self.system.global_step}
 
@@ -107,7 +108,13 @@ def get_estimator(epochs=3, save_dir=os.environ.get("FE_T_SAVE", ""), ckpt=os.en
     head = build(model_fn=lambda: torch.nn.Linear(2, 1),
                  optimizer_fn=lambda params: torch.optim.SGD(params, lr=0.05, momentum=0.9), model_name="head",
                  sharding=sharding())
+    # a third model, sharded with mixed precision (bf16 compute, fp32 slices and gradient reduction)
+    aux = build(model_fn=lambda: torch.nn.Linear(6, 1), optimizer_fn=lambda params: torch.optim.Adam(params, lr=0.01),
+                model_name="aux", sharding=FSDP(min_params=100, mixed_precision=True) if sharding() else None)
     network = TorchNetwork(ops=[
+        ModelOp(model=aux, inputs="x", outputs="aux_pred"),
+        MeanSquaredError(inputs=("aux_pred", "yf"), outputs="aux_mse"),
+        UpdateOp(model=aux, loss_name="aux_mse"),
         ModelOp(model=net, inputs="x", outputs="logits"),
         CrossEntropy(inputs=("logits", "y"), outputs="ce", from_logits=True),
         ModelOp(model=head, inputs="logits", outputs="score"),
@@ -149,11 +156,14 @@ def main():
     summary = estimator.fit("run")
     estimator.test()
     network = estimator.network
-    net, head = network.models[0], network.models[1]
+    net, head, aux = (next(model for model in network.models if model.model_name == name)
+                      for name in ("net", "head", "aux"))
     communicator = get_communicator()
     snapshot = next(trace for trace in estimator.traces if isinstance(trace, Snapshot))
     result = {"rank": communicator.rank, "world_size": communicator.world_size, "begin": snapshot.begin,
-              "net": full(net), "head": full(head),
+              "net": full(net), "head": full(head), "aux": full(aux),
+              "aux_dtypes": [str(p.dtype) for p in aux.parameters()],
+              "aux_output": str(aux(torch.zeros(2, 6)).dtype),
               "dtensor": [type(p).__name__ for p in net.parameters()],
               "local_rows": [int(p.to_local().shape[0]) if hasattr(p, "to_local") else int(p.shape[0])
                              for p in net.parameters()],

@@ -89,6 +89,8 @@ def test_parameters_are_dtensors_sharded_across_the_two_processes(runs):
     # each process holds half of every layer's rows: 16 -> 8 + 8, and 2 -> 1 + 1
     assert ranks[0]["local_rows"] == ranks[1]["local_rows"] == [8, 8, 8, 8, 1, 1]
     assert ranks[0]["net"] == ranks[1]["net"] and ranks[0]["head"] == ranks[1]["head"]  # one model, gathered
+    # FSDP(mixed_precision=True): the slices stay float32, the model computes in bfloat16
+    assert ranks[0]["aux_dtypes"] == ["torch.float32"] * 2 and ranks[0]["aux_output"] == "torch.bfloat16"
 
 
 @pytest.mark.slow
@@ -106,6 +108,7 @@ def test_kill_9_mid_epoch_and_resume_ends_bitwise_equal(runs):
     for index in (0, 1):
         assert resumed[index]["net"] == clean[index]["net"]
         assert resumed[index]["head"] == clean[index]["head"]
+        assert resumed[index]["aux"] == clean[index]["aux"]  # mixed precision too
         assert resumed[index]["test"] == clean[index]["test"]
 
 

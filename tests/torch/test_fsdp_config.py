@@ -15,7 +15,7 @@ from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy
 from fe_core.build import build
 from fe_core.config_error import ConfigurationError
 from fe_torch import sharded_checkpoint
-from fe_torch.sharding import FSDP, resolve_sharding
+from fe_torch.sharding import FSDP, resolve_sharding, shard_model
 
 
 def mlp() -> torch.nn.Module:
@@ -68,6 +68,12 @@ def test_a_policy_replaces_the_size_rule():
     assert FSDP(policy=[torch.nn.Sequential]).units(model) == [model[2]]  # the root is never listed
     assert FSDP(policy=lambda module: isinstance(module, torch.nn.Linear) and module.out_features == 16
                 ).units(model) == [model[0], model[2][0]]
+
+
+def test_cpu_offload_of_a_model_computing_on_the_cpu_is_one_line():
+    with pytest.raises(ConfigurationError) as caught:
+        shard_model(mlp(), FSDP(cpu_offload=True), "big", world_size=2)
+    assert "computes on the CPU" in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_mixed_precision_and_cpu_offload_map_to_fsdp2_policies():

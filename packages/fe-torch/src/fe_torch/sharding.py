@@ -155,6 +155,10 @@ def shard_model(model: torch.nn.Module, spec: FSDP, model_name: str, world_size:
                                  f"without sharding; a sharded run's checkpoints and saved weights load into it)")
     if is_sharded(model):
         return model
+    if spec.cpu_offload and all(parameter.device.type == "cpu" for parameter in model.parameters()):
+        raise ConfigurationError(f"build(sharding=FSDP(cpu_offload=True)) of torch model {model_name!r}: this run "
+                                 f"computes on the CPU, where the model's slices already are (CPU offload moves them "
+                                 f"off an accelerator); leave cpu_offload off")
     from torch.distributed.fsdp import fully_shard  # pylint: disable=import-outside-toplevel
     kwargs = spec.shard_kwargs()
     for unit in spec.units(model):
