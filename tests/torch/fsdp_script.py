@@ -174,6 +174,8 @@ def main():
     x, y, _ = data()
     logits = fe_backend.feed_forward(net, x[16:], training=False)
     result["feed_forward"] = logits.detach().cpu().numpy().ravel().tolist()
+    transformed = network.transform({"x": x[16:], "y": y[16:], "yf": data()[2][16:]}, mode="test")
+    result["transform_equal"] = torch.equal(transformed["logits"].detach().cpu(), logits.detach().cpu())
     fe_backend.set_lr(net, 0.5)
     result["set_lr"] = fe_backend.get_lr(net)
     loss = torch.nn.functional.cross_entropy(fe_backend.feed_forward(net, x[16:], training=True),

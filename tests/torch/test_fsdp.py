@@ -148,6 +148,7 @@ def test_backend_functions_on_a_sharded_model(runs):
     for result in runs["A"]["ranks"]:
         assert result["lr"] == pytest.approx(0.01 / (1 + 0.1 * 12))  # the LR schedule set it on the sharded model
         assert result["set_lr"] == 0.5
+        assert result["transform_equal"]  # Network.transform runs the sharded models (on every process)
         assert result["grad_norm"] > 0.01 and result["clipped_norm"] == pytest.approx(0.01, rel=1e-4)
         assert result["reloaded_equal"]  # fe.backend.save_model wrote whole weights, load_model read them back
         assert result["backup_restored"]  # a restore's backup (each process's slices) puts the model back
