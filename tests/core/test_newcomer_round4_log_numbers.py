@@ -33,7 +33,7 @@ def printed_line(capsys) -> tuple:
 
 def test_floats_print_with_seven_significant_digits(capsys):
     line, _ = printed_line(capsys)
-    assert line == ("FastEstimator-Eval: step: 40; epoch: 1; accuracy: 0.2423398; big: 1.234568e+08; ce: 2.302585; "
+    assert line == ("FastEstimator-Eval: step: 40; epoch: 1; accuracy: 0.2423398; big: 123456800.0; ce: 2.302585; "
                     "count: 12; digitnet_export_diff: 7.450581e-09; digitnet_lr: 0.00025075; steps/sec: 608.14;")
 
 

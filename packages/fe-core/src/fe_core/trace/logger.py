@@ -32,13 +32,20 @@ def readable_number(value: Any) -> str:
         ('0.73', '12', 'nan')
         >>> readable_number(1.0), readable_number(np.float32(250.0)), readable_number(1e-09)
         ('1.0', '250.0', '1e-09')
+        >>> readable_number(123456789.123), readable_number(np.float16(0.1)), readable_number(1e20)
+        ('123456800.0', '0.1', '1e+20')
     """
     array = np.asarray(value)
+    scalar = array[()]
+    text = str(scalar)
     if array.dtype.kind == "f" and np.isfinite(array):
-        text = format(float(array), f".{SIGNIFICANT_DIGITS}g")
-        # a whole number stays a float on the line, as numpy prints it (1.0, not 1): log readers tell them apart
-        return text if any(mark in text for mark in ".en") else text + ".0"
-    return str(array[()])
+        # numpy's own notation (positional below 1e16, '1e-05' below 1e-4; a whole number stays '1.0': log readers
+        # tell them apart) and its shortest digits for the value's type (float16 0.1 is '0.1'), capped at 7 digits
+        if "e" in text:
+            return np.format_float_scientific(scalar, precision=SIGNIFICANT_DIGITS - 1, unique=True, trim="-")
+        return np.format_float_positional(scalar, precision=SIGNIFICANT_DIGITS, unique=True, fractional=False,
+                                          trim="0")
+    return text
 
 
 @fe_export("fe.trace.trace.Logger", "fe.trace.Logger")
