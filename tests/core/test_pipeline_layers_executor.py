@@ -82,3 +82,19 @@ def test_interleave_members_share_num_process_workers():
     got, pids = run([SampleNoise(inputs="x", outputs="j"), Batch(batch_size=4)], 2, data())
     assert 1 <= len(pids) <= 2  # three members, but never more processes than num_process
     assert same(expected, got)
+
+
+@pytest.mark.parametrize("size, task_size", [(23, 4), (16, 4), (5, 16), (1, 1)])
+def test_a_one_pass_task_stream_cuts_at_the_end_then_goes_on_into_the_next_passes(size, task_size):
+    from itertools import islice
+    from fe_core.pipeline._sample_epoch import TaskStream
+    first = np.random.default_rng(0).permutation(size)
+    later = [np.random.default_rng([9, lap]).permutation(size) for lap in range(1, 12 * task_size // size + 2)]
+    stream = [first] + later  # positions p: pass p // size, offset p % size
+    tasks = list(islice(iter(TaskStream(size, first, True, 9, task_size, one_pass=True)), 10))
+    expected_starts = list(range(0, size, task_size))
+    expected_starts += list(range(size, size + task_size * (10 - len(expected_starts)), task_size))
+    assert [start for start, _ in tasks] == expected_starts
+    for start, indices in tasks:
+        stop = min(start + task_size, size) if start < size else start + task_size
+        assert indices.tolist() == [int(stream[p // size][p % size]) for p in range(start, stop)]

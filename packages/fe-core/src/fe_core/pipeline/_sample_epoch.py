@@ -161,9 +161,15 @@ class TaskStream:
         return order
 
     def __iter__(self) -> Iterator[Tuple[int, np.ndarray]]:
-        start, size = 0, self.size
+        start, size, task_size = 0, self.size, self.task_size
+        if self.one_pass:  # the usual epoch: slices of the first pass's order, the last one cut at its end
+            order = self.orders[0]
+            while start < size:
+                yield start, order[start:start + task_size]
+                start += task_size
+            start = size  # then into the next passes (tasks past a one-pass epoch's end)
         while True:
-            stop = start + self.task_size
+            stop = start + task_size
             if self.one_pass and start < size < stop:
                 stop = size
             parts = []

@@ -302,9 +302,9 @@ class EpochLoader:
             results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]] = self.pool.run_epoch(
                 self, key, tasks, aligned, limit=limit)
             self.pool.open_epoch = results
+            results = check_epoch(results, key, plan)  # results computed elsewhere carry their epoch: check it
         else:
             results = ((start, indices, runner().run(start, indices, aligned[0])) for start, indices in tasks)
-        results = check_epoch(results, key, plan)
         try:
             if world > 1:
                 yield from _assemble_rank(plan, results, runner, communicator, self.rank_task_count)
