@@ -461,6 +461,8 @@ class WorkerPool:
                 reply = reader.decode(encoded)
                 if reply[0] == "error":
                     raise _rebuild(reply[1], worker.index)
+                if any(candidate.outstanding for candidate in workers):
+                    self._collect(epoch_id, arrived, plan, timeout=0)  # results already there free their workers
                 fill()
                 yield start, indices, reply[1]
         finally:
@@ -468,13 +470,16 @@ class WorkerPool:
             for _, encoded in arrived.values():
                 reader.discard(encoded)
 
-    def _collect(self, epoch_id: int, arrived: Dict[int, Tuple[_Worker, Any]], plan: Any) -> None:
-        """Wait for results from any worker with tasks out; file this epoch's, drop an abandoned epoch's."""
+    def _collect(self, epoch_id: int, arrived: Dict[int, Tuple[_Worker, Any]], plan: Any,
+                 timeout: float = _POLL) -> None:
+        """Wait up to `timeout` for results from any worker with tasks out (0: take those already there); file this
+        epoch's, drop an abandoned epoch's. Reading a result is what lets its worker be sent the next task, so the
+        trainer also reads what is ready whenever it hands a batch on, not only when it waits for one."""
         waiting = [worker for worker in self.workers if worker.outstanding]
         if not waiting:
             raise PipelineWorkerError("the Pipeline's worker pool waited for a result with no task out")
         ready = set(wait([worker.results for worker in waiting] + [worker.process.sentinel for worker in waiting],
-                         timeout=_POLL))
+                         timeout=timeout))
         for worker in waiting:
             if worker.results not in ready and worker.process.sentinel not in ready:
                 continue
