@@ -200,7 +200,8 @@ def save_checkpoint_files(model: torch.nn.Module, save_dir: str, save_optimizer:
     name = str(model.model_name)
     staged = model.__dict__.pop("fe_staged", None)
     os.makedirs(save_dir, exist_ok=True)
-    if staged is not None and os.path.isdir(staged):
+    # only the checkpoint being written beside the staging folder takes it (not, say, a backup after a failed save)
+    if staged is not None and os.path.dirname(staged) == _staging_root(save_dir) and os.path.isdir(staged):
         target = os.path.join(save_dir, dcp_dir_name(name))
         os.replace(staged, target)
         try:
