@@ -14,24 +14,13 @@ from fe_core.dataset import NumpyDataset
 from fe_core.determinism import enable_deterministic
 from fe_core.op.numpyop import NumpyOp
 from fe_core.pipeline import Pipeline
+from pipeline_layer_helpers import alive, same
 from fe_core.pipeline._transport import shared_directory
 
 
 class Jitter(NumpyOp):
     def forward(self, data, state):
         return data + np.float32(random.random() + np.random.rand())
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 def build(num_process: int, count: int = 1100) -> Pipeline:
@@ -42,11 +31,6 @@ def build(num_process: int, count: int = 1100) -> Pipeline:
 
 def as_arrays(batch: Dict[str, Any]) -> Dict[str, np.ndarray]:
     return {key: np.array(value) for key, value in batch.items()}
-
-
-def same(first: List[Dict[str, Any]], second: List[Dict[str, Any]]) -> bool:
-    return len(first) == len(second) and all(
-        a.keys() == b.keys() and all(np.array_equal(a[key], b[key]) for key in a) for a, b in zip(first, second))
 
 
 def leftovers(prefix: str) -> List[str]:
@@ -66,7 +50,7 @@ def test_a_bare_loader_starts_workers_for_a_large_epoch_and_stops_them_with_its_
             pids.update(pipeline._worker_pool.pids())
         prefix = pipeline._worker_pool.prefix
     assert len(pids) == 2 and same(expected, got) and len(got) == 11
-    assert pipeline._worker_pool is None and not any(_alive(pid) for pid in pids) and not leftovers(prefix)
+    assert pipeline._worker_pool is None and not any(alive(pid) for pid in pids) and not leftovers(prefix)
 
 
 @pytest.mark.parametrize("how", ["break", "exception"])
@@ -79,7 +63,7 @@ def test_closing_a_bare_loader_early_leaves_no_process_or_shared_memory_file(how
                 if how == "break":
                     break
                 raise RuntimeError("stop here")
-    assert len(pids) == 2 and not any(_alive(pid) for pid in pids) and not leftovers(prefix)
+    assert len(pids) == 2 and not any(alive(pid) for pid in pids) and not leftovers(prefix)
     with pipeline(mode="train", epoch=2) as loader:  # the next bare loader starts workers afresh
         assert len(list(loader)) == 11
 

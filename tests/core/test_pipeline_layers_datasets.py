@@ -14,6 +14,7 @@ from fe_core.dataset import (BatchDataset, CombinedDataset, ExtendDataset, Inter
 from fe_core.determinism import enable_deterministic
 from fe_core.op.numpyop import NumpyOp, RemoveIf
 from fe_core.pipeline import Pipeline
+from pipeline_layer_helpers import alive, epochs, same
 
 
 @pytest.fixture(autouse=True)
@@ -71,24 +72,6 @@ KINDS: Dict[str, Tuple[Callable[[Any], Any], int, List[Any]]] = {
 }
 
 
-def epochs(pipeline: Pipeline, count: int = 2) -> Tuple[List[Dict[str, np.ndarray]], set]:
-    batches, pids = [], set()
-    with pipeline.workers():
-        for epoch in range(1, count + 1):
-            with pipeline(mode="train", epoch=epoch) as loader:
-                for batch in loader:
-                    batches.append({key: np.array(value) for key, value in batch.items()})
-                    pool = pipeline._worker_pool
-                    for each in [pool] + list(getattr(pool, "member_pools", None) or ()) if pool else ():
-                        pids.update(each.pids())  # an InterleaveDataset's members have a pool each
-    return batches, pids
-
-
-def same(first: List[Dict[str, Any]], second: List[Dict[str, Any]]) -> bool:
-    return len(first) == len(second) and all(
-        a.keys() == b.keys() and all(np.array_equal(a[key], b[key]) for key in a) for a, b in zip(first, second))
-
-
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_dataset_kind_runs_in_workers_with_the_in_process_batches(kind, tmp_path):
     make, batch_size, extra = KINDS[kind]
@@ -125,20 +108,7 @@ def test_a_generator_dataset_runs_ahead_in_one_worker_process_in_its_own_order()
     assert len(batches) == 8 and xs.tolist() == list(range(1, 61))  # one order, continued into epoch 2 (0: keys())
     assert len(pids) == 1 and os.getpid() not in pids  # drawn in one process, not the trainer
     feed_pid = pids.pop()
-    assert not _alive(feed_pid)  # stopped with the workers() block
-
-
-def _alive(pid: int) -> bool:
-    import os
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
+    assert not alive(feed_pid)  # stopped with the workers() block
 
 
 @pytest.mark.parametrize("kind", ["BatchDataset", "ExtendDataset"])

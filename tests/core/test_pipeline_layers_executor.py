@@ -3,7 +3,7 @@ workers), so batch ops that loop over samples reach the workers, and an Interlea
 Pipeline's `num_process` workers without starting more processes than asked for."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 import pytest
@@ -12,6 +12,7 @@ from fe_core.dataset import InterleaveDataset, NumpyDataset
 from fe_core.determinism import enable_deterministic
 from fe_core.op.numpyop import Batch, NumpyOp
 from fe_core.pipeline import Pipeline
+from pipeline_layer_helpers import epochs, same
 
 
 @pytest.fixture(autouse=True)
@@ -35,24 +36,6 @@ class BatchScale(NumpyOp):
 
 def numbers(count: int, offset: int = 0) -> NumpyDataset:
     return NumpyDataset({"x": np.arange(offset, offset + count, dtype=np.float32), "y": np.arange(count) + offset})
-
-
-def epochs(pipeline: Pipeline, count: int = 2) -> Tuple[List[Dict[str, np.ndarray]], set]:
-    batches, pids = [], set()
-    with pipeline.workers():
-        for epoch in range(1, count + 1):
-            with pipeline(mode="train", epoch=epoch) as loader:
-                for batch in loader:
-                    batches.append({key: np.array(value) for key, value in batch.items()})
-                    pool = pipeline._worker_pool
-                    for each in [pool] + list(getattr(pool, "member_pools", None) or ()) if pool else ():
-                        pids.update(each.pids())
-    return batches, pids
-
-
-def same(first: List[Dict[str, Any]], second: List[Dict[str, Any]]) -> bool:
-    return len(first) == len(second) and all(
-        a.keys() == b.keys() and all(np.array_equal(a[key], b[key]) for key in a) for a, b in zip(first, second))
 
 
 def run(ops, num_process: int, data=None) -> Tuple[List[Dict[str, np.ndarray]], set]:

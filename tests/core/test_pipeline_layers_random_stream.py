@@ -2,7 +2,6 @@
 batches and the trainer's random state after each epoch are the same for any num_process."""
 from __future__ import annotations
 
-import os
 import random
 from typing import Any, Dict, List, Tuple
 
@@ -13,23 +12,12 @@ from fe_core.dataset import NumpyDataset
 from fe_core.determinism import enable_deterministic
 from fe_core.op.numpyop import NumpyOp
 from fe_core.pipeline import Pipeline
+from pipeline_layer_helpers import same
 
 
 @pytest.fixture(autouse=True)
 def workers_for_small_epochs(monkeypatch):
     monkeypatch.setenv("FE_PIPELINE_MIN_WORKER_SAMPLES", "0")  # these tests' epochs are tiny on purpose
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 class BatchJitter(NumpyOp):
@@ -52,11 +40,6 @@ def run(pipeline: Pipeline, epochs: int) -> Tuple[List[Dict[str, np.ndarray]], L
             if pipeline._worker_pool is not None:
                 pids += pipeline._worker_pool.pids()
     return batches, after, pids
-
-
-def same(first: List[Dict[str, Any]], second: List[Dict[str, Any]]) -> bool:
-    return len(first) == len(second) and all(
-        a.keys() == b.keys() and all(np.array_equal(a[key], b[key]) for key in a) for a, b in zip(first, second))
 
 
 def test_get_batch_dataset_through_read_image_gives_the_same_batches_for_0_1_and_2_workers(tmp_path):

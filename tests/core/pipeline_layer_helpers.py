@@ -1,0 +1,41 @@
+"""Helpers shared by the Pipeline layering tests (tests/core/test_pipeline_layers_*.py)."""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def same(first: List[Dict[str, Any]], second: List[Dict[str, Any]]) -> bool:
+    """Whether two lists of batches are bitwise equal (same keys, same arrays)."""
+    return len(first) == len(second) and all(
+        a.keys() == b.keys() and all(np.array_equal(a[key], b[key]) for key in a) for a, b in zip(first, second))
+
+
+def epochs(pipeline: Any, count: int = 2) -> Tuple[List[Dict[str, np.ndarray]], set]:
+    """Every batch of `count` training epochs inside one `workers()` block, and the worker pids seen (an
+    InterleaveDataset's members have a pool each)."""
+    batches, pids = [], set()
+    with pipeline.workers():
+        for epoch in range(1, count + 1):
+            with pipeline(mode="train", epoch=epoch) as loader:
+                for batch in loader:
+                    batches.append({key: np.array(value) for key, value in batch.items()})
+                    pool = pipeline._worker_pool  # pylint: disable=protected-access
+                    for each in [pool] + list(getattr(pool, "member_pools", None) or ()) if pool else ():
+                        pids.update(each.pids())
+    return batches, pids
