@@ -453,7 +453,8 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
     for start, indices, result in results:
         if result[0] == "batch":
             count = result[1]
-            ends_epoch = steps_per_epoch is None and consumed + count >= size and kept + count >= size - removed_for_good
+            ends_epoch = (steps_per_epoch is None and consumed + count >= size
+                          and kept + count >= size - removed_for_good)
             if pending or (count < batch_size and not ends_epoch) or (budget is not None and budget - drawn < count):
                 aligned[0] = False  # out of step with the batches: use its samples
                 result = redo(start, indices)

@@ -335,7 +335,8 @@ class EpochLoader:
         return list(pools)
 
     def _generator_feed(self, plan: EpochPlan) -> Any:
-        """The feed process of this GeneratorDataset (one per dataset, kept by the pool until the Pipeline closes it)."""
+        """The feed process of this GeneratorDataset (one per dataset, kept by the pool until the Pipeline closes
+        it)."""
         from fe_core.pipeline._feed import GeneratorFeed  # pylint: disable=import-outside-toplevel
         feeds = getattr(self.pool, "generator_feeds", None)
         if feeds is None:

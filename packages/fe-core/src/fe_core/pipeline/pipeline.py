@@ -205,13 +205,15 @@ class Pipeline:
             and stops them when its context ends (`close()` stops them too). Batches come in order and are identical
             for every num_process, 0 included, since an epoch draws its order, its datasets' index maps
             (`fe_reset_ds`: BatchDataset, ExtendDataset, CombinedDataset, ...) and its key once, in this process, and
-            each batch's random draws are seeded from (that key, the batch's position in the epoch). In a
+            each batch's random draws are seeded from (that key, the batch's position in the epoch); the workers
+            redraw the index maps from the same seed, so a user dataset's `fe_reset_ds` must draw its maps from
+            numpy's or Python's global random state alone (not by reshuffling its previous maps in place). In a
             data-parallel run each process runs its own workers over its part of every global batch. What stays in
             this process: the whole-batch path (no per-sample op, a dataset with `get_batch`, batch ops that work on
             whole batches). An InterleaveDataset's members share the workers; a GeneratorDataset's generator runs
-            ahead in one worker process (in its own order). Workers get a copy of the datasets and ops when they start (fork on Linux; elsewhere
-            they are pickled, and an unpicklable op makes the Pipeline warn and run in this process); changes the
-            training process makes to them later do not reach the workers.
+            ahead in one worker process (in its own order). Workers get a copy of the datasets and ops when they
+            start (fork on Linux; elsewhere they are pickled, and an unpicklable op makes the Pipeline warn and run
+            in this process); changes the training process makes to them later do not reach the workers.
 
     Raises:
         ValueError: On invalid batch sizes, ds_ids, or num_process.
@@ -408,8 +410,8 @@ class Pipeline:
         ops = get_current_items(self.ops, run_modes=mode, epoch=epoch, ds_id=ds_id)
         batch_positions = [index for index, op in enumerate(ops) if isinstance(op, Batch)]
         if len(batch_positions) > 1:
-            raise PipelineConfigError(f"Pipeline has {len(batch_positions)} Batch ops in mode {mode!r} epoch {epoch} ds_id "
-                             f"{ds_id!r}; at most one Batch may apply to a given mode, epoch and ds_id")
+            raise PipelineConfigError(f"Pipeline has {len(batch_positions)} Batch ops in mode {mode!r} epoch {epoch} "
+                                      f"ds_id {ds_id!r}; at most one Batch may apply to a given mode, epoch and ds_id")
         if not batch_positions:
             return ops, None, []
         position = batch_positions[0]
