@@ -301,3 +301,12 @@ def test_saver_state_round_trips_through_save_state_and_load_state(tmp_path):
     assert fresh_every.saved_files == every.saved_files
     assert [os.path.basename(files[0]) for files in fresh_every.saved_files] == ["model_epoch_2.npz",
                                                                                  "model_epoch_3.npz"]
+
+
+def test_best_model_saver_restores_a_best_value_saved_as_a_0d_array(tmp_path):
+    """A data-parallel eval mean was once a 0-d array: a checkpoint holding one restores as the number it is."""
+    saver = BestModelSaver(model=make_model(), save_dir=str(tmp_path))
+    saver.set_state({"best": np.array(0.25, dtype=np.float32), "since_best": 2, "model_file": None})
+    assert saver.best == np.float32(0.25) and not isinstance(saver.best, np.ndarray) and saver.since_best == 2
+    with pytest.raises(ValueError, match="not a number"):
+        saver.check_state({"best": np.array([0.25, 0.5]), "since_best": 0, "model_file": None})

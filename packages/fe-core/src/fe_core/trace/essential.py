@@ -232,7 +232,9 @@ class _EpochMeanEssential(Trace):
         means = weighted_means([(key, total, count) for key, _, total, count in entries])
         for (key, ds_id, _, _), mean in zip(entries, means):
             target = DSData(ds_id, data) if ds_id is not None else data
-            target.write_with_log(key, np.asarray(mean).astype(dtypes[key]))
+            # a numpy scalar for a scalar key, as one process's np.mean gives it (never a 0-d array: traces keep it
+            # as their best value, and a checkpoint stores it as the number it is)
+            target.write_with_log(key, np.asarray(mean).astype(dtypes[key])[()])
 
     def _mean(self, key: str, ds_id: Union[None, str], values: List[Any]) -> Any:
         try:

@@ -92,6 +92,8 @@ class BestModelSaver(ModelMetricTrace):
     def check_state(self, state: Dict[str, Any]) -> None:
         """Raise ValueError unless `state` is one this saver could have written (called before anything is restored)."""
         best, since_best, model_file = state.get("best"), state.get("since_best"), state.get("model_file")
+        if isinstance(best, np.ndarray) and best.ndim == 0 and best.dtype.kind in "iuf":
+            best = best[()]  # a 0-d array (what a data-parallel mean used to be) is the number it holds
         if isinstance(best, bool) or not isinstance(best, numbers.Number) or isinstance(since_best, bool) or \
                 not isinstance(since_best, numbers.Integral) or since_best < 0:
             raise ValueError(f"BestModelSaver: the checkpoint's best/since_best {best!r}/{since_best!r} are not a "
@@ -106,7 +108,9 @@ class BestModelSaver(ModelMetricTrace):
     def set_state(self, state: Dict[str, Any]) -> None:
         """Restore `get_state()`'s output; the file lives in the script's `save_dir`."""
         self.check_state(state)
-        self.best, self.since_best = state["best"], int(state["since_best"])
+        best = state["best"]
+        self.best = best[()] if isinstance(best, np.ndarray) else best
+        self.since_best = int(state["since_best"])
         model_file = state.get("model_file")
         self.model_path = os.path.join(self.save_dir, model_file) if model_file and self.save_dir else None
 
