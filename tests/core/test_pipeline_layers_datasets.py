@@ -136,3 +136,30 @@ def test_resume_mid_epoch_with_workers_redraws_the_same_index_maps(kind, tmp_pat
     random.setstate(states[1])
     rest, pids = epochs(resumed)
     assert len(pids) == 2 and same(seen + rest, expected)
+
+
+class ReshuffledInPlace:
+    """A user dataset whose fe_reset_ds builds on its previous map (an in-place reshuffle)."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.map = count, np.arange(count)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int) -> Dict[str, Any]:
+        return {"x": np.float32(self.map[index])}
+
+    def fe_reset_ds(self, shuffle: bool = True) -> None:
+        np.random.shuffle(self.map)
+
+
+def test_an_fe_reset_ds_that_reshuffles_its_previous_map_gives_the_same_batches_in_workers():
+    results = {}
+    for num_process in (0, 2):
+        pipeline = Pipeline(train_data=ReshuffledInPlace(40), batch_size=8, ops=[Jitter(inputs="x", outputs="j")],
+                            num_process=num_process)
+        enable_deterministic(2)
+        results[num_process] = epochs(pipeline, count=3)
+    (expected, _), (got, pids) = results[0], results[2]
+    assert len(pids) == 2 and len(expected) == 15 and same(expected, got)

@@ -113,10 +113,22 @@ def forget_cached_normal() -> None:
 def reset_dataset(dataset: Any, shuffle: bool, seed: int) -> None:
     """Let `dataset` redraw its per-epoch index maps (`fe_reset_ds`) as a function of `seed` alone: numpy's global
     random state and Python's `random` are seeded while it runs and the caller's are put back, so the trainer and
-    every worker process draw the same maps from the same seed (user datasets need no `seed` argument)."""
+    every worker process draw the same maps from the same seed (user datasets need no `seed` argument).
+
+    The dataset remembers the last (shuffle, seed) it redrew from, and the same draw is not applied twice: a worker's
+    copy of the dataset made after the trainer drew the epoch's maps already holds them, and a user's `fe_reset_ds`
+    that builds on its previous maps (an in-place reshuffle) would otherwise move on to other ones."""
     reset = getattr(dataset, "fe_reset_ds", None)
-    if callable(reset):
-        SeededRandom(restore=True).call(seed, reset, shuffle)
+    if not callable(reset):
+        return
+    drawn = (bool(shuffle), int(seed))
+    if getattr(dataset, "_fe_reset_drawn", None) == drawn:
+        return
+    SeededRandom(restore=True).call(seed, reset, shuffle)
+    try:
+        dataset._fe_reset_drawn = drawn  # pylint: disable=protected-access
+    except (AttributeError, TypeError):  # a dataset that takes no attributes: redrawn every time
+        pass
 
 
 def check_epoch(results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]], key: int, plan: Any

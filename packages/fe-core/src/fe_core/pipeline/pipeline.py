@@ -206,8 +206,9 @@ class Pipeline:
             for every num_process, 0 included, since an epoch draws its order, its datasets' index maps
             (`fe_reset_ds`: BatchDataset, ExtendDataset, CombinedDataset, ...) and its key once, in this process, and
             each batch's random draws are seeded from (that key, the batch's position in the epoch); the workers
-            redraw the index maps from the same seed, so a user dataset's `fe_reset_ds` must draw its maps from
-            numpy's or Python's global random state alone (not by reshuffling its previous maps in place). In a
+            redraw the index maps from the same seed (numpy's and Python's global random states are seeded while
+            `fe_reset_ds` runs), so a user dataset's `fe_reset_ds` must draw from them, not from a generator of its
+            own. In a
             data-parallel run each process runs its own workers over its part of every global batch. What stays in
             this process: the whole-batch path (no per-sample op, a dataset with `get_batch`, batch ops that work on
             whole batches). An InterleaveDataset's members share the workers; a GeneratorDataset's generator runs
