@@ -146,13 +146,13 @@ EOF
 } >"$report"
 section "Machine" 30 machine
 # -m gpu: only the tests that need a GPU (on a CPU-only machine they are skipped, which still runs the command)
-section "GPU tests" "${limits[0]}" "$PYTHON" -m pytest -m gpu "${tests[@]}" -q -p no:cacheprovider
+section "GPU tests" "${limits[0]}" "$PYTHON" -m pytest -m gpu ${tests[@]+"${tests[@]}"} -q -p no:cacheprovider
 section "fit vs a hand-written loop (ResNet9, batch 512, AMP)" "${limits[1]}" \
-    "$PYTHON" tools/bench/device_workloads.py fit "${fit_args[@]}"
+    "$PYTHON" tools/bench/device_workloads.py fit ${fit_args[@]+"${fit_args[@]}"}
 section "fit fed by the CIFAR-recipe Pipeline with workers vs the slower alone" "${limits[2]}" \
-    "$PYTHON" tools/bench/device_workloads.py overlap "${overlap_args[@]}"
+    "$PYTHON" tools/bench/device_workloads.py overlap ${overlap_args[@]+"${overlap_args[@]}"}
 section "Pipeline scaling vs a torch DataLoader" "${limits[3]}" \
-    "$PYTHON" tools/bench/bench_pipeline_workers.py "${scaling_args[@]}"
+    "$PYTHON" tools/bench/bench_pipeline_workers.py ${scaling_args[@]+"${scaling_args[@]}"}
 
 {
     echo "## Summary"
