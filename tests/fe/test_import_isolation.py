@@ -1,12 +1,10 @@
 """`import fe` imports no framework and is quick; a torch model never brings in TensorFlow, and the reverse.
 
-Each check runs in a fresh interpreter, so what this test process has already imported cannot hide an import.
+Each test runs in a fresh interpreter, so what this test process has already imported cannot hide an import.
 """
 from __future__ import annotations
 
 import textwrap
-
-import pytest
 
 from fe_helpers import run_python
 
@@ -18,7 +16,12 @@ def check(code: str) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_import_fe_loads_no_framework_and_is_fast():
+# Each function below is one fresh interpreter running several checks in an order where none can hide another: a
+# check that a framework is absent runs before anything that may legitimately import it, and a check of what a step
+# brings in runs right after that step (CI time: each interpreter that imports a framework costs seconds).
+
+
+def test_fe_its_framework_free_namespace_and_a_model_free_network_then_a_torch_script_never_import_tensorflow():
     check("""
         import sys, time
         start = time.perf_counter()
@@ -27,13 +30,8 @@ def test_import_fe_loads_no_framework_and_is_fast():
         loaded = [m for m in ("torch", "tensorflow", "keras", "fe_torch", "fe_tf") if m in sys.modules]
         assert not loaded, f"import fe loaded {loaded}"
         assert elapsed < 1.0, f"import fe took {elapsed:.2f} s"
-    """)
 
-
-def test_the_whole_framework_free_namespace_loads_no_framework():
-    check("""
-        import sys
-        import fe
+        # the whole framework-free namespace loads no framework
         for name in ("Estimator", "Pipeline", "Network", "build", "enable_deterministic"):
             getattr(fe, name)
         import fe.dataset, fe.op, fe.op.numpyop.univariate, fe.op.numpyop.meta, fe.op.tensorop.model
@@ -41,13 +39,14 @@ def test_the_whole_framework_free_namespace_loads_no_framework():
         import fe.summary.logs, fe.summary.plot, fe.cli, fe.examples, fe.examples.digits, fe.architecture
         loaded = [m for m in ("torch", "tensorflow", "keras", "matplotlib", "sklearn") if m in sys.modules]
         assert not loaded, f"the namespace loaded {loaded}"
-    """)
 
+        # a network without models, no framework in use yet: torch, without importing TensorFlow
+        from fe.op.tensorop import LambdaOp
+        network = fe.Network(ops=[LambdaOp(fn=lambda x: x + 1, inputs="x", outputs="y")])
+        assert type(network).__name__ == "TorchNetwork", type(network)
+        assert "tensorflow" not in sys.modules, "a network without models imported tensorflow"
 
-def test_a_torch_script_never_imports_tensorflow():
-    check("""
-        import sys
-        import fe
+        # a torch script never imports TensorFlow
         from fe.architecture.pytorch import LeNet
         from fe.op.tensorop.loss import CrossEntropy
         from fe.op.tensorop.model import ModelOp, UpdateOp
@@ -62,11 +61,28 @@ def test_a_torch_script_never_imports_tensorflow():
     """)
 
 
-def test_a_tensorflow_script_never_imports_torch():
+def test_the_pytorch_architectures_import_torch_lazily_and_never_tensorflow():
     check("""
         import sys
-        import fe
+        import fe.architecture.pytorch
+        assert "torch" not in sys.modules, "importing the namespace module alone is lazy"
+        from fe.architecture.pytorch import LeNet
+        assert "torch" in sys.modules
+        assert "tensorflow" not in sys.modules, "fe.architecture.pytorch imported tensorflow"
+    """)
+
+
+def test_a_tensorflow_script_and_a_model_free_network_beside_it_never_import_torch():
+    check("""
+        import sys
+        import fe.architecture.tensorflow
+        assert "tensorflow" not in sys.modules, "importing the namespace module alone is lazy"
         from fe.architecture.tensorflow import LeNet
+        assert "tensorflow" in sys.modules
+        assert "torch" not in sys.modules, "fe.architecture.tensorflow imported torch"
+
+        # a tensorflow script never imports torch
+        import fe
         from fe.op.tensorop.loss import CrossEntropy
         from fe.op.tensorop.model import ModelOp, UpdateOp
         model = fe.build(model_fn=LeNet, optimizer_fn="adam")
@@ -76,42 +92,11 @@ def test_a_tensorflow_script_never_imports_torch():
         assert type(network).__name__ == "TFNetwork", type(network)
         loaded = [m for m in ("torch", "fe_torch") if m in sys.modules]
         assert not loaded, f"a tensorflow script loaded {loaded}"
-    """)
 
-
-@pytest.mark.parametrize("subpackage, wanted, unwanted", [
-    ("pytorch", "torch", "tensorflow"),
-    ("tensorflow", "tensorflow", "torch"),
-])
-def test_an_architecture_subpackage_imports_only_its_framework(subpackage, wanted, unwanted):
-    check(f"""
-        import sys
-        import fe.architecture.{subpackage}
-        assert "{wanted}" not in sys.modules, "importing the namespace module alone is lazy"
-        from fe.architecture.{subpackage} import LeNet
-        assert "{wanted}" in sys.modules
-        assert "{unwanted}" not in sys.modules, "fe.architecture.{subpackage} imported {unwanted}"
-    """)
-
-
-def test_a_network_without_models_uses_the_framework_already_in_use():
-    check("""
-        import sys
+        # a network without models uses the framework already in use
         import tensorflow
-        import fe
         from fe.op.tensorop import LambdaOp
         network = fe.Network(ops=[LambdaOp(fn=lambda x: x + 1, inputs="x", outputs="y")])
         assert type(network).__name__ == "TFNetwork", type(network)
         assert "torch" not in sys.modules
-    """)
-
-
-def test_a_network_without_models_defaults_to_torch_without_importing_tensorflow():
-    check("""
-        import sys
-        import fe
-        from fe.op.tensorop import LambdaOp
-        network = fe.Network(ops=[LambdaOp(fn=lambda x: x + 1, inputs="x", outputs="y")])
-        assert type(network).__name__ == "TorchNetwork", type(network)
-        assert "tensorflow" not in sys.modules
     """)
