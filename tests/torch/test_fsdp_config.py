@@ -129,3 +129,27 @@ def test_a_non_tensor_entry_is_never_unpickled(tmp_path):
     _checkpoint_of(tmp_path, {"model.weight": {"not": "a tensor"}, "model.bias": torch.zeros(1)})
     with pytest.raises(ValueError, match="has no tensor 'model.weight'"):
         sharded_checkpoint.load_checkpoint_files(_model(), str(tmp_path), load_optimizer=False)
+
+
+@pytest.mark.parametrize("where", ["absolute", "parent"])
+def test_metadata_placing_a_slice_outside_its_folder_is_refused(tmp_path, where):
+    # `.metadata` names the file of every slice: a crafted one must not make fe read another file (here another
+    # run's weights, which would load silently) - a checkpoint never decides a path
+    other = torch.nn.Linear(2, 1)
+    outside = tmp_path / "other"
+    outside.mkdir()
+    dcp.save({f"model.{key}": value for key, value in other.state_dict().items()},
+             storage_writer=dcp.FileSystemWriter(str(outside / "m.dcp")))
+    victim = tmp_path / "run"
+    victim.mkdir()
+    path = _checkpoint_of(victim, {f"model.{key}": value for key, value in _model().state_dict().items()})
+    metadata = pickle.loads((path / ".metadata").read_bytes())
+    stolen = outside / "m.dcp" / "__0_0.distcp"
+    for info in metadata.storage_data.values():
+        info.relative_path = str(stolen) if where == "absolute" else os.path.join("..", "..", "other", "m.dcp",
+                                                                                  "__0_0.distcp")
+    (path / ".metadata").write_bytes(pickle.dumps(metadata))
+    model = _model()
+    with pytest.raises(ValueError, match="cannot be read safely.*outside its own folder"):
+        sharded_checkpoint.load_checkpoint_files(model, str(victim), load_optimizer=False)
+    assert not torch.equal(model.weight, other.weight)

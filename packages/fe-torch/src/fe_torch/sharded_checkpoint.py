@@ -279,6 +279,7 @@ def _safe_reader(path: str) -> Any:
                     raise ValueError(f"{metadata_path!r} cannot be read safely: {error}") from None
             if not isinstance(metadata, Metadata):
                 raise ValueError(f"{metadata_path!r} does not hold DCP metadata")
+            _check_storage_files(metadata, metadata_path)
             if getattr(metadata, "storage_meta", None) is None:
                 metadata.storage_meta = StorageMeta()
             metadata.storage_meta.load_id = self.load_id
@@ -287,6 +288,18 @@ def _safe_reader(path: str) -> Any:
             return metadata
 
     return SafeReader(path)
+
+
+def _check_storage_files(metadata: Any, metadata_path: str) -> None:
+    """Every slice is read from a file of the checkpoint's own folder: `.metadata` names each slice's file, and a
+    crafted one could name any file the process can read (`/etc/...`, `../other-run/...`), so a name that is not a
+    plain file name in the folder is refused before anything is read."""
+    for index, info in (getattr(metadata, "storage_data", None) or {}).items():
+        name = getattr(info, "relative_path", None)
+        if not isinstance(name, str) or not name or name in (".", "..") or os.path.basename(name) != name or \
+                "/" in name or "\\" in name or os.path.isabs(name):
+            raise ValueError(f"{metadata_path!r} cannot be read safely: it places tensor "
+                             f"{getattr(index, 'fqn', '?')!r:.80} in {name!r:.80}, outside its own folder")
 
 
 def _safe_planner() -> Any:
