@@ -52,6 +52,16 @@ def test_a_batch_op_that_loops_over_samples_runs_in_the_workers_with_the_same_ba
     assert same(expected, got)
 
 
+def test_an_augmentation_listed_after_batch_runs_in_the_workers_with_the_same_batches():
+    pytest.importorskip("albumentations")
+    from fe_core.op.numpyop.multivariate import Rotate
+    images = NumpyDataset({"x": np.random.default_rng(1).random((32, 6, 6, 1)).astype(np.float32)})
+    expected, _ = run([Batch(batch_size=8), Rotate(image_in="x", limit=30)], 0, images)
+    images = NumpyDataset({"x": np.random.default_rng(1).random((32, 6, 6, 1)).astype(np.float32)})
+    got, pids = run([Batch(batch_size=8), Rotate(image_in="x", limit=30)], 2, images)
+    assert len(pids) == 2 and len(expected) == 8 and same(expected, got)
+
+
 def test_vectorised_batch_ops_stay_in_the_trainer():
     _, pids = run([Batch(batch_size=8), BatchScale(inputs="x", outputs="x")], 2)
     assert not pids

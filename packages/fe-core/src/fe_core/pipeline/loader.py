@@ -35,6 +35,7 @@ from fe_core.dataset.interleave_dataset import interleaved_steps
 from fe_core.distributed.communicator import Communicator, get_communicator
 from fe_core.distributed.sharding import check_batch_size, epoch_order_rng, global_batches, rank_part
 from fe_core.dataset.generator_dataset import GeneratorDataset
+from fe_core.op.numpyop.multivariate.multivariate import MultiVariateAlbumentation
 from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.numpyop.remove_if import FilteredData
 from fe_core.op.numpyop.univariate.univariate import UnivariateOp
@@ -106,13 +107,15 @@ def _assemble_rank(plan: EpochPlan, results: Iterator[Tuple[int, np.ndarray, Tup
 def batch_vectorised(op: Any) -> bool:
     """Whether a batch op computes on the whole batch at once (cheap enough to stay in the trainer): an op that says so
     with `batch_vectorised`, else a batch-capable op or one with its own `forward_batch`; NumpyOp's default
-    `forward_batch` (and a UnivariateOp's default `transform_batch`) run the op sample by sample, work for the
-    workers."""
+    `forward_batch`, a UnivariateOp's default `transform_batch` and an albumentations multivariate op that is not
+    batch-capable run the op sample by sample: work for the workers."""
     declared = getattr(op, "batch_vectorised", None)
     if declared is not None:
         return bool(declared)
     if getattr(op, "batch_capable", False):
         return True
+    if isinstance(op, MultiVariateAlbumentation):  # its forward_batch augments sample by sample
+        return False
     if isinstance(op, UnivariateOp):
         return type(op).transform_batch is not UnivariateOp.transform_batch
     return type(op).forward_batch is not NumpyOp.forward_batch
