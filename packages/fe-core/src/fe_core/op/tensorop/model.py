@@ -21,6 +21,19 @@ def _check_compiled(model: Any, op_name: str) -> None:
                          "a backend.")
 
 
+def _record_loss_name(model: Any, loss_name: str) -> None:
+    """Add `loss_name` to `model.loss_name`, the set of losses UpdateOps update the model with, as FastEstimator
+    records it: BestModelSaver and ReduceLROnPlateau given no metric read it when they are created."""
+    names = getattr(model, "loss_name", None)
+    try:
+        if callable(getattr(names, "add", None)):
+            names.add(loss_name)
+        else:
+            model.loss_name = {loss_name}
+    except (AttributeError, TypeError):  # a model that takes no new attributes: the network is searched instead
+        pass
+
+
 @fe_export("fe.op.tensorop.model.model.ModelOp", "fe.op.tensorop.model.ModelOp")
 class ModelOp(StatelessOp, TensorOp):
     """Run a model on the input key(s) and write its prediction(s).
@@ -112,6 +125,8 @@ class UpdateOp(TensorOp):
         _check_compiled(model, "UpdateOp")
         self.model = model
         self.loss_name = loss_name
+        if loss_name is not None:
+            _record_loss_name(model, loss_name)
         self.gradients = gradients
         self.merge_grad = merge_grad
         self.defer = defer

@@ -2,13 +2,14 @@
 `model_loss_keys`, which finds that loss in the network.
 
 FastEstimator 1.x lets `BestModelSaver(model, save_dir)` and `ReduceLROnPlateau(model)` omit the metric: the model's
-loss is used. The loss is the `loss_name` of the UpdateOp that updates the model, which only the network knows, so
-a trace created without a metric resolves it when the Estimator attaches its System (before warmup, sorting and the
-first hook), and raises there if the model has no loss or several.
+loss is used. The loss is the `loss_name` of the UpdateOp that updates the model: when one UpdateOp already updates
+it (UpdateOp records it in `model.loss_name`, as FastEstimator does), the trace takes it when it is created; otherwise
+it resolves it from the network when the Estimator attaches its System (before warmup, sorting and the first hook),
+and raises there if the model has no loss or several.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Optional, Union
+from typing import Any, Collection, Iterable, List, Optional, Union
 
 from fe_core.config_error import ConfigurationError
 from fe_core.schedule.scheduler import get_current_items
@@ -77,6 +78,10 @@ class ModelMetricTrace(Trace):
         super().__init__(mode=mode, ds_id=ds_id)
         self.model = model
         self.metric: Optional[str] = None
+        if not metric:  # FastEstimator's way: the one loss an UpdateOp already updates the model with
+            losses = getattr(model, "loss_name", None)
+            if isinstance(losses, Collection) and not isinstance(losses, str) and len(losses) == 1:
+                metric = next(iter(losses))
         if metric:
             self._use_metric(metric)
             self.fe_monitor_names.add(metric)  # so the eval Essential averages it over each epoch
