@@ -12,8 +12,8 @@ in the child; the workers run numpy, OpenCV and Python only, never a framework, 
 DataLoader relies on with its default `fork`. OpenCV's thread pool cannot be reconfigured in a forked child (a
 worker calling `cv2.setNumThreads` after the trainer used the pool hangs), so the workers never do; instead the
 trainer sets OpenCV to run sequentially while it forks (`cv2.setNumThreads(0)`, its own setting restored right after),
-and each worker runs OpenCV on its one thread rather than starting a pool of its own on every core. Elsewhere (macOS, Windows), where fork is unsafe or
-missing, `spawn`: the Pipeline's datasets and ops are pickled once per worker; if they cannot be (a lambda), a warning
+and each worker runs OpenCV on its one thread rather than starting a pool of its own on every core. Elsewhere (macOS,
+Windows), where fork is unsafe or missing, `spawn`: the Pipeline's datasets and ops are pickled once per worker; if they cannot be (a lambda), a warning
 names the object and the epoch runs in the training process. `FE_PIPELINE_START_METHOD` overrides the choice.
 
 Order and flow. Each task goes to the worker with the fewest unanswered tasks (at most `PREFETCH`: one computing, one
@@ -29,7 +29,9 @@ epoch, so the results of an epoch abandoned early (a `break`) are dropped as the
 Faults. An exception in a worker is re-raised in the trainer as the same exception (or a `PipelineWorkerError` when
 it cannot be pickled) with the same notes the in-process path adds (op, keys, mode, epoch, ds_id, sample index), plus
 which worker raised it and its traceback. A worker that dies (killed by the OS when memory runs out) is reported with
-its signal, never waited on forever. Workers ignore Ctrl-C (the trainer stops them), notice within half a second when
+its signal, never waited on forever, whether it died computing a task or idle (a task or message sent to it fails).
+Ctrl-C (or SIGTERM during `fit`) while the trainer talks to the workers may cut a message in half: the pool is then
+stopped, and the next epoch starts a fresh one. Workers ignore Ctrl-C (the trainer stops them), notice within half a second when
 the trainer is gone (its pid changes from theirs' parent), and remove their unread shared-memory files on the way out;
 the trainer removes any left when it closes the pool; SIGTERM (a launcher stopping a job, `terminate()`) makes a worker
 leave through the same cleanup. Files the trainer writes for a worker's tasks (large index
@@ -379,16 +381,31 @@ class WorkerPool:
                              "idle_seconds": max(0.0, seconds - worker.busy)} for worker in self.workers]}
 
     # ------------------------------------------------------------------ one epoch
-    def _window(self) -> int:
+    def _window(self, budget: int) -> int:
         """Tasks dispatched and not yet yielded, at most: WINDOW tasks per worker, fewer when the results are large
-        (FE_PIPELINE_PREFETCH_BYTES bounds the bytes waiting in shared memory), never fewer than one per worker."""
+        (`budget`, FE_PIPELINE_PREFETCH_BYTES, bounds the bytes waiting in shared memory), never fewer than one per
+        worker. Sized again whenever a larger result arrives, the first epoch's first results included."""
         count = len(self.workers)
         tasks = WINDOW * count
         if self.result_bytes:
-            tasks = min(tasks, max(count, _prefetch_bytes() // self.result_bytes))
+            tasks = min(tasks, max(count, budget // self.result_bytes))
         return tasks
 
-    def _send_releases(self) -> None:
+    def _send(self, worker: _Worker, message: Tuple[Any, ...], plan: Any) -> None:
+        """Send `message` to `worker`; a worker that died (even while idle: nothing was waited on from it) is reported
+        by name and signal, as when it dies mid-task, never as a bare BrokenPipeError."""
+        try:
+            worker.tasks.send(message)
+        except (OSError, ValueError):
+            self._died(worker, plan)
+
+    def _died(self, worker: _Worker, plan: Any) -> None:
+        worker.process.join(timeout=1.0)
+        error = PipelineWorkerError(_death_message(worker.index, worker.process, plan))
+        self.close()  # the next epoch that wants workers starts a fresh pool
+        raise error
+
+    def _send_releases(self, plan: Any) -> None:
         """Tell each worker which of its segments the trainer no longer uses (their batches were freed)."""
         if not self.releases:
             return
@@ -399,7 +416,7 @@ class WorkerPool:
             names.setdefault(index, []).append(name)
         for worker in self.workers:
             if worker.index in names:
-                worker.tasks.send(("release", names[worker.index]))
+                self._send(worker, ("release", names[worker.index]), plan)
 
     def run_epoch(self, loader: Any, key: int, stream: TaskStream, aligned: List[bool], limit: int
                   ) -> Iterator[Tuple[int, Any, Tuple[Any, ...]]]:
@@ -416,14 +433,16 @@ class WorkerPool:
         spec = loader.worker_spec(key)
         workers = self.workers
         for worker in workers:
-            worker.tasks.send(("epoch", spec))
+            self._send(worker, ("epoch", spec), plan)
         tasks = iter(stream)
         upcoming = [next(tasks)]
         epoch_id = next(self.epoch_ids)
         dispatched: Dict[int, Tuple[int, Any]] = {}  # task id -> (start, indices), until yielded
         arrived: Dict[int, Tuple[_Worker, Any]] = {}  # task id -> (worker, encoded reply), until its turn
         sent = head = 0
-        window = self._window()
+        budget = _prefetch_bytes()
+        sized = self.result_bytes
+        window = self._window(budget)
         reader = self.reader
         assert reader is not None
         began = time.perf_counter()
@@ -433,14 +452,18 @@ class WorkerPool:
             start, indices = upcoming.pop()
             upcoming.append(next(tasks))
             task_id, sent = sent, sent + 1
-            self._send_releases()
+            self._send_releases(plan)
             payload = encode((start, indices, aligned[0]), self.directory,
                              f"{self.prefix}{worker.index}-t{epoch_id}-{task_id}", _TASK_THRESHOLD)
-            worker.tasks.send(("task", epoch_id, task_id, payload))
+            self._send(worker, ("task", epoch_id, task_id, payload), plan)
             worker.outstanding += 1
             dispatched[task_id] = (start, indices)
 
         def fill() -> None:
+            nonlocal window, sized
+            if self.result_bytes != sized:  # a larger result arrived: the byte budget allows fewer tasks ahead
+                sized = self.result_bytes
+                window = self._window(budget)
             while sent - head < window and (upcoming[0][0] < limit or not aligned[0]):
                 worker = min(workers, key=lambda candidate: candidate.outstanding)
                 if worker.outstanding >= PREFETCH:
@@ -465,6 +488,11 @@ class WorkerPool:
                     self._collect(epoch_id, arrived, plan, timeout=0)  # results already there free their workers
                 fill()
                 yield start, indices, reply[1]
+        except (KeyboardInterrupt, SystemExit):
+            # Ctrl-C (or SIGTERM during fit) may have cut a message to or from a worker in half: the pipes can no
+            # longer be trusted, nor the count of tasks out. Stop the workers; the next epoch starts a fresh pool.
+            self.close()
+            raise
         finally:
             self.epoch_seconds += time.perf_counter() - began
             for _, encoded in arrived.values():
@@ -500,11 +528,7 @@ class WorkerPool:
                         self.result_bytes = max(self.result_bytes, size)
                         arrived[task_id] = (worker, encoded)
                     continue
-            # the process ended and left nothing to read
-            worker.process.join(timeout=1.0)
-            error = PipelineWorkerError(_death_message(worker.index, worker.process, plan))
-            self.close()  # the next epoch that wants workers starts a fresh pool
-            raise error
+            self._died(worker, plan)  # the process ended and left nothing to read
 
 
 def _prefetch_bytes() -> int:
