@@ -1,42 +1,42 @@
 """`WorkerPool`: the Pipeline's worker processes, which compute an epoch's per-sample tasks ahead of the trainer.
 
-Lifecycle. The Estimator opens a pool for each `fit` / `test` (`Pipeline.workers()`); its processes start at the
-first epoch that uses them and stay until the run ends, idle between epochs. At each epoch start every worker builds
-that epoch's plan from its own copy of the Pipeline (datasets and ops as they were when the pool started; changes the
-trainer makes to them later do not reach the workers, as with FastEstimator's and torch's worker processes).
+Lifecycle. The Estimator opens a pool for each `fit` / `test` (`Pipeline.workers()`); its processes start at the first
+epoch that uses them and stay until the run ends, idle between epochs. At each epoch start every worker builds that
+epoch's plan from its own copy of the Pipeline (datasets and ops as they were when the pool started; changes the trainer
+makes to them later do not reach the workers, as with FastEstimator's and torch's worker processes).
 
-Start method. `fork` on Linux: the datasets and ops reach the workers without pickling (an in-memory dataset is
-shared copy-on-write, a `LambdaOp` with a lambda just works) and a worker starts in milliseconds. Forking a process
-whose other threads (torch's or TensorFlow's thread pools) hold locks is only unsafe for code that uses those locks
-in the child; the workers run numpy, OpenCV and Python only, never a framework, which is also what torch's
-DataLoader relies on with its default `fork`. OpenCV's thread pool cannot be reconfigured in a forked child (a
-worker calling `cv2.setNumThreads` after the trainer used the pool hangs), so the workers never do; instead the
-trainer sets OpenCV to run sequentially while it forks (`cv2.setNumThreads(0)`, its own setting restored right after),
-and each worker runs OpenCV on its one thread rather than starting a pool of its own on every core. Elsewhere (macOS,
-Windows), where fork is unsafe or missing, `spawn`: the Pipeline's datasets and ops are pickled once per worker; if they cannot be (a lambda), a warning
+Start method. `fork` on Linux: the datasets and ops reach the workers without pickling (an in-memory dataset is shared
+copy-on-write, a `LambdaOp` with a lambda just works) and a worker starts in milliseconds. Forking a process whose other
+threads (torch's or TensorFlow's thread pools) hold locks is only unsafe for code that uses those locks in the child;
+the workers run numpy, OpenCV and Python only, never a framework, which is also what torch's DataLoader relies on with
+its default `fork`. OpenCV's thread pool cannot be reconfigured in a forked child (a worker calling `cv2.setNumThreads`
+after the trainer used the pool hangs), so the workers never do; instead the trainer sets OpenCV to run sequentially
+while it forks (`cv2.setNumThreads(0)`, its own setting restored right after), and each worker runs OpenCV on its one
+thread rather than starting a pool of its own on every core. Elsewhere (macOS, Windows), where fork is unsafe or
+missing, `spawn`: the Pipeline's datasets and ops are pickled once per worker; if they cannot be (a lambda), a warning
 names the object and the epoch runs in the training process. `FE_PIPELINE_START_METHOD` overrides the choice.
 
 Order and flow. Each task goes to the worker with the fewest unanswered tasks (at most `PREFETCH`: one computing, one
 queued), results are read from whichever worker answers and yielded in task order from a reorder buffer, and up to
-`WINDOW` tasks per worker (fewer for large results: `FE_PIPELINE_PREFETCH_BYTES`) run ahead of the one the trainer
-waits for, so one slow task does not idle the other workers (a bounded prefetch). Which worker computed a task never
-changes its result: its randomness is seeded by (run seed, epoch, position). Results travel through
+`WINDOW` tasks per worker (fewer for large results: `FE_PIPELINE_PREFETCH_BYTES`) run ahead of the one the trainer waits
+for, so one slow task does not idle the other workers (a bounded prefetch). Which worker computed a task never changes
+its result: its randomness is seeded by (run seed, epoch, position). Results travel through
 `fe_core.pipeline._transport` (arrays in shared memory, mapped by the trainer without a copy; each worker reuses
-`SEGMENTS` segments, one written again once the trainer freed every array of the batch in it) tagged with their
-epoch, so the results of an epoch abandoned early (a `break`) are dropped as they arrive, without waiting for them.
+`SEGMENTS` segments, one written again once the trainer freed every array of the batch in it) tagged with their epoch,
+so the results of an epoch abandoned early (a `break`) are dropped as they arrive, without waiting for them.
 `WorkerPool.stats()` reports each worker's tasks, computing time and idle time.
 
-Faults. An exception in a worker is re-raised in the trainer as the same exception (or a `PipelineWorkerError` when
-it cannot be pickled) with the same notes the in-process path adds (op, keys, mode, epoch, ds_id, sample index), plus
-which worker raised it and its traceback. A worker that dies (killed by the OS when memory runs out) is reported with
-its signal, never waited on forever, whether it died computing a task or idle (a task or message sent to it fails).
-Ctrl-C (or SIGTERM during `fit`) while the trainer talks to the workers may cut a message in half: the pool is then
-stopped, and the next epoch starts a fresh one. Workers ignore Ctrl-C (the trainer stops them), notice within half a second when
+Faults. An exception in a worker is re-raised in the trainer as the same exception (or a `PipelineWorkerError` when it
+cannot be pickled) with the same notes the in-process path adds (op, keys, mode, epoch, ds_id, sample index), plus which
+worker raised it and its traceback. A worker that dies (killed by the OS when memory runs out) is reported with its
+signal, never waited on forever, whether it died computing a task or idle (a task or message sent to it fails). Ctrl-C
+(or SIGTERM during `fit`) while the trainer talks to the workers may cut a message in half: the pool is then stopped,
+and the next epoch starts a fresh one. Workers ignore Ctrl-C (the trainer stops them), notice within half a second when
 the trainer is gone (its pid changes from theirs' parent), and remove their unread shared-memory files on the way out;
 the trainer removes any left when it closes the pool; SIGTERM (a launcher stopping a job, `terminate()`) makes a worker
-leave through the same cleanup. Files the trainer writes for a worker's tasks (large index
-lists) carry that worker's name, so the worker removes them too when the trainer is killed. A finalizer closes a
-pool that is garbage-collected or left open at exit.
+leave through the same cleanup. Files the trainer writes for a worker's tasks (large index lists) carry that worker's
+name, so the worker removes them too when the trainer is killed. A finalizer closes a pool that is garbage-collected or
+left open at exit.
 """
 from __future__ import annotations
 
