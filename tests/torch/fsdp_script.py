@@ -57,6 +57,7 @@ class Snapshot(Trace):
     def __init__(self):
         super().__init__(mode="train")
         self.begin = None
+        self.last = None
 
     def get_state(self):
         return {}
@@ -69,6 +70,32 @@ class Snapshot(Trace):
         net, head = models["net"], models["head"]
         self.begin = {"net": full(net), "head": full(head), "net_opt": optimizer_state(net),
                       "head_opt": optimizer_state(head), "step": self.system.global_step}
+
+    def on_epoch_end(self, data):  # the weights after the last training step (before BestModelSaver reloads its best)
+        models = {model.model_name: model for model in self.system.network.models}
+        self.last = {name: full(models[name]) for name in ("net", "head", "aux")}
+
+
+class OrderedBatches:
+    """The training set as whole global batches in a fixed order (fe never reorders a dataset of batches; each
+    process takes its part of every batch). One process and N processes then train on the same global batches step
+    after step - fe_core's shuffled order differs between them (test_fsdp_config's xfail) - so a several-step run
+    sharded over 2 processes can be compared with one process."""
+
+    fe_batched = True
+
+    def __init__(self, x, y, yf, batch_size):
+        self.items = [[{"x": x[i], "y": y[i], "yf": yf[i]} for i in range(start, min(start + batch_size, len(x)))]
+                      for start in range(0, len(x), batch_size)]
+
+    def __len__(self):
+        return len(self.items)
+
+    def keys(self):
+        return ["x", "y", "yf"]
+
+    def __getitem__(self, index):
+        return [dict(sample) for sample in self.items[index]]
 
 
 def optimizer_state(model):
@@ -96,10 +123,10 @@ def get_estimator(epochs=3, save_dir=os.environ.get("FE_T_SAVE", ""), ckpt=os.en
                   crash_at=int(os.environ.get("FE_T_CRASH_AT", "0")), weights=None):
     enable_deterministic(7)
     x, y, yf = data()
-    train = NumpyDataset({"x": x[:16], "y": y[:16], "yf": yf[:16]})
+    train = OrderedBatches(x[:16], y[:16], yf[:16], int(os.environ.get("FE_T_BATCH", "4")))
     evaluation = NumpyDataset({"x": x[16:], "y": y[16:], "yf": yf[16:]})
     pipeline = Pipeline(train_data=train, eval_data=evaluation, test_data=evaluation,
-                        batch_size=int(os.environ.get("FE_T_BATCH", "4")))
+                        batch_size=4)
     net = build(model_fn=lambda: torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(),
                                                      torch.nn.Linear(16, 16), torch.nn.ReLU(),
                                                      torch.nn.Linear(16, 2)),
@@ -160,7 +187,7 @@ def main():
                       for name in ("net", "head", "aux"))
     communicator = get_communicator()
     snapshot = next(trace for trace in estimator.traces if isinstance(trace, Snapshot))
-    result = {"rank": communicator.rank, "world_size": communicator.world_size, "begin": snapshot.begin,
+    result = {"rank": communicator.rank, "world_size": communicator.world_size, "begin": snapshot.begin, "last": snapshot.last,
               "net": full(net), "head": full(head), "aux": full(aux),
               "aux_dtypes": [str(p.dtype) for p in aux.parameters()],
               "aux_output": str(aux(torch.zeros(2, 6)).dtype),
