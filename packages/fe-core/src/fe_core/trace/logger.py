@@ -11,6 +11,7 @@ from fe_core.data import Data
 from fe_core.distributed.communicator import is_main_process
 from fe_core.summary.summary import ValWithError
 from fe_core.trace.trace import Trace
+from fe_core.util.inspection import to_number
 from fe_core.export import fe_export
 
 __all__ = ["Logger", "readable_number", "SIGNIFICANT_DIGITS"]
@@ -153,7 +154,7 @@ class Logger(Trace):
             if isinstance(val, ValWithError):
                 parts.append(f"{key}: {str(val)}; ")
             else:
-                val = np.asarray(val)
+                val = to_number(val)  # a framework tensor (a torch one that requires grad too) as numpy
                 if val.size > 1:
                     deferred.append(f"\n{key}:\n{np.array2string(val, separator=',')};")
                 else:
