@@ -85,3 +85,54 @@ def test_torch_fit_with_workers_gives_the_in_process_weights_and_resumes_bitwise
     resumed = run(2, directory)
     for a, b in zip(reference["params"], resumed["params"]):
         assert torch.equal(a, b)
+
+
+class KeepBatches(Trace):
+    """Keeps the batch tensors fit hands the traces (zero-copy views of the workers' shared memory), and a clone."""
+
+    def __init__(self) -> None:
+        super().__init__(inputs="x", mode="train")
+        self.kept = []
+
+    def get_state(self) -> Dict[str, Any]:
+        return {}
+
+    def on_batch_end(self, data) -> None:
+        if self.system.global_step % 5 == 1:
+            tensor = data["x"]
+            self.kept += [(tensor, tensor.clone()), (tensor[3:7, ::2], tensor[3:7, ::2].clone())]
+
+
+def test_torch_tensors_kept_from_worker_batches_never_change_while_segments_are_reused():
+    data = np.random.default_rng(1).normal(size=(512, 64, 16)).astype(np.float32)  # 64 KiB per batch of 16
+    pipeline = Pipeline(train_data=NumpyDataset({"x": data}), batch_size=16, num_process=2,
+                        ops=[LambdaOp(fn=lambda v: v * 2, inputs="x", outputs="x")])
+    kept = []
+    with pipeline.workers():
+        for epoch in (1, 2, 3):
+            with pipeline(mode="train", epoch=epoch, shuffle=False) as loader:
+                for index, batch in enumerate(loader):
+                    # the loader's tensor shares the workers' shared memory; torch.from_numpy of its numpy view too
+                    tensor = batch["x"] if index % 2 else torch.from_numpy(batch["x"].numpy())
+                    assert torch.equal(tensor, torch.from_numpy(data[16 * index:16 * (index + 1)] * 2))
+                    if index % 6 == 0:
+                        kept += [(tensor, tensor.clone()), (tensor[2:5].transpose(1, 2), tensor[2:5].transpose(1, 2)
+                                                             .clone()), (tensor.view(-1)[50:90], tensor.view(-1)[50:90]
+                                                                          .clone())]
+                    del batch, tensor
+    for tensor, value in kept:
+        assert torch.equal(tensor, value)
+    # fit: the batch tensors the Estimator hands the traces (zero-copy on the CPU), kept by a trace over later steps
+    labels = data[:, 0, :4].argmax(axis=1).astype(np.int64)
+    pipeline = Pipeline(train_data=NumpyDataset({"x": data, "y": labels}), batch_size=16, num_process=2,
+                        ops=[LambdaOp(fn=lambda v: v * 2, inputs="x", outputs="x")])
+    model = build(model_fn=lambda: torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64 * 16, 4)),
+                  optimizer_fn="sgd", model_name="flat")
+    network = make_network([ModelOp(model=model, inputs="x", outputs="y_pred"),
+                            CrossEntropy(inputs=("y_pred", "y"), outputs="ce", from_logits=True),
+                            UpdateOp(model=model, loss_name="ce")])
+    keep = KeepBatches()
+    Estimator(pipeline=pipeline, network=network, epochs=2, traces=[keep], log_steps=None).fit()
+    assert len(keep.kept) == 2 * 13
+    for tensor, value in keep.kept:
+        assert torch.equal(tensor, value)
