@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -26,13 +26,14 @@ def same(first: List[Dict[str, Any]], second: List[Dict[str, Any]]) -> bool:
         a.keys() == b.keys() and all(np.array_equal(a[key], b[key]) for key in a) for a, b in zip(first, second))
 
 
-def epochs(pipeline: Any, count: int = 2) -> Tuple[List[Dict[str, np.ndarray]], set]:
-    """Every batch of `count` training epochs inside one `workers()` block, and the worker pids seen (an
-    InterleaveDataset's members have a pool each)."""
+def epochs(pipeline: Any, count: int = 2, steps_per_epoch: Optional[int] = None
+           ) -> Tuple[List[Dict[str, np.ndarray]], set]:
+    """Every batch of `count` training epochs (of `steps_per_epoch` batches) inside one `workers()` block, and the
+    worker pids seen (an InterleaveDataset's members have a pool each)."""
     batches, pids = [], set()
     with pipeline.workers():
         for epoch in range(1, count + 1):
-            with pipeline(mode="train", epoch=epoch) as loader:
+            with pipeline(mode="train", epoch=epoch, steps_per_epoch=steps_per_epoch) as loader:
                 for batch in loader:
                     batches.append({key: np.array(value) for key, value in batch.items()})
                     pool = pipeline._worker_pool  # pylint: disable=protected-access

@@ -8,9 +8,9 @@ from typing import Dict, List, Tuple
 import numpy as np
 import pytest
 
-from fe_core.dataset import InterleaveDataset, NumpyDataset
+from fe_core.dataset import BatchDataset, ExtendDataset, InterleaveDataset, NumpyDataset
 from fe_core.determinism import enable_deterministic
-from fe_core.op.numpyop import Batch, NumpyOp
+from fe_core.op.numpyop import Batch, NumpyOp, RemoveIf
 from fe_core.pipeline import Pipeline
 from pipeline_layer_helpers import epochs, same
 
@@ -91,3 +91,28 @@ def test_a_one_pass_task_stream_cuts_at_the_end_then_goes_on_into_the_next_passe
     for start, indices in tasks:
         stop = min(start + task_size, size) if start < size else start + task_size
         assert indices.tolist() == [int(stream[p // size][p % size]) for p in range(start, stop)]
+
+
+MULTI_PASS = {  # epochs that go on into further passes (re-shuffled orders, redrawn index maps) or filter for good
+    "BatchDataset-second-pass": (lambda: BatchDataset([numbers(20), numbers(12, 100)], num_samples=[3, 2]), None, [],
+                                 13),
+    "ExtendDataset-second-pass": (lambda: ExtendDataset(numbers(10), spoof_length=27), 4, [], 10),
+    "removed-for-good": (lambda: numbers(23), 4, [RemoveIf(fn=lambda y: y % 5 == 0, inputs="y", replacement=False)],
+                         None),
+    "removed-for-good-steps": (lambda: numbers(23), 4,
+                               [RemoveIf(fn=lambda y: y % 5 == 0, inputs="y", replacement=False)], 9),
+    "unbatched": (lambda: numbers(23), None, [], None),
+}
+
+
+@pytest.mark.parametrize("kind", list(MULTI_PASS))
+def test_multi_pass_and_filtered_epochs_give_the_same_batches_in_workers(kind):
+    make, batch_size, ops, steps = MULTI_PASS[kind]
+    results = {}
+    for num_process in (0, 2):
+        pipeline = Pipeline(train_data=make(), batch_size=batch_size, num_process=num_process,
+                            ops=list(ops) + [SampleNoise(inputs="x", outputs="j")])
+        enable_deterministic(8)
+        results[num_process] = epochs(pipeline, steps_per_epoch=steps)
+    (expected, _), (got, pids) = results[0], results[2]
+    assert expected and len(pids) == 2 and same(expected, got)
