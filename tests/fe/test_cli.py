@@ -72,15 +72,23 @@ def test_main_returns_2_and_prints_one_line_for_usage_errors(capsys, tmp_path):
 
 
 # ---------------------------------------------------------------- fe train / fe test (subprocess)
-def test_fe_train_with_then_test_fits_then_tests_an_example_script(tmp_path):
-    result = run_fe(["train", str(EXAMPLE), *QUICK, "--batch_size", "16", "--save_dir", str(tmp_path),
-                     "--then_test"])
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """One `fe train --then_test` of the example (the quick settings, batch 16) that the tests below read: its
+    output, and the folder of its saved model (one training run instead of one per test: CI time)."""
+    save_dir = tmp_path_factory.mktemp("trained")
+    result = run_fe(["train", str(EXAMPLE), *QUICK, "--batch_size", "16", "--save_dir", str(save_dir), "--then_test"])
+    return result, save_dir
+
+
+def test_fe_train_with_then_test_fits_then_tests_an_example_script(trained):
+    result, save_dir = trained
     assert result.returncode == 0, result.stdout + result.stderr
     assert "FastEstimator-Start: step: 1;" in result.stdout
     assert "FastEstimator-Train: step: 8; epoch: 1;" in result.stdout
     assert "FastEstimator-Eval: step: 8; epoch: 1; accuracy:" in result.stdout
     assert "FastEstimator-Test: step: 8; epoch: 1; accuracy:" in result.stdout
-    assert (tmp_path / "model_best_accuracy.pt").is_file()
+    assert (save_dir / "model_best_accuracy.pt").is_file()
 
 
 def test_fe_train_takes_a_module_name_and_a_hyperparameters_file(tmp_path):
@@ -95,11 +103,11 @@ def test_fe_train_takes_a_module_name_and_a_hyperparameters_file(tmp_path):
     assert "FastEstimator-Test" not in result.stdout  # fe train only fits, as FastEstimator's train command does
 
 
-def test_fe_test_only_tests_and_reproduces_saved_weights(tmp_path):
-    trained = run_fe(["train", str(EXAMPLE), *QUICK, "--save_dir", str(tmp_path), "--then_test"])
-    assert trained.returncode == 0, trained.stderr
-    test_line = [line for line in trained.stdout.splitlines() if line.startswith("FastEstimator-Test")][0]
-    tested = run_fe(["test", str(EXAMPLE), "--weights_path", str(tmp_path / "model_best_accuracy.pt"),
+def test_fe_test_only_tests_and_reproduces_saved_weights(trained, tmp_path):
+    result, save_dir = trained
+    assert result.returncode == 0, result.stderr
+    test_line = [line for line in result.stdout.splitlines() if line.startswith("FastEstimator-Test")][0]
+    tested = run_fe(["test", str(EXAMPLE), "--weights_path", str(save_dir / "model_best_accuracy.pt"),
                      "--save_dir", str(tmp_path / "unused")])
     assert tested.returncode == 0, tested.stderr
     assert "FastEstimator-Train" not in tested.stdout and "FastEstimator-Eval" not in tested.stdout
@@ -142,13 +150,13 @@ def test_an_example_runs_as_a_module_with_arguments(tmp_path):
 
 
 # ---------------------------------------------------------------- fe logs
-def test_fe_logs_draws_saved_logs_into_a_png(tmp_path):
-    trained = run_fe(["train", str(EXAMPLE), *QUICK, "--save_dir", str(tmp_path)])
-    assert trained.returncode == 0, trained.stderr
+def test_fe_logs_draws_saved_logs_into_a_png(trained, tmp_path):
+    result, _ = trained
+    assert result.returncode == 0, result.stderr
     logs = tmp_path / "logs"
     logs.mkdir()
-    (logs / "run_1.txt").write_text(trained.stdout)
-    (logs / "run_2.txt").write_text(trained.stdout.replace("ce: ", "ce: 1"))
+    (logs / "run_1.txt").write_text(result.stdout)
+    (logs / "run_2.txt").write_text(result.stdout.replace("ce: ", "ce: 1"))
     out = tmp_path / "plots" / "history.png"
     result = run_fe(["logs", str(logs), "--out", str(out), "--include", "ce", "accuracy"])
     assert result.returncode == 0, result.stderr
