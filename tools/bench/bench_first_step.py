@@ -194,7 +194,8 @@ def main() -> int:
     parser.add_argument("--models", nargs="+", default=["mlp", "lenet"], choices=["mlp", "lenet"])
     parser.add_argument("--tf-python", default=None, help="interpreter for the TensorFlow processes")
     parser.add_argument("--torch-python", default=None, help="interpreter for the torch processes")
-    parser.add_argument("--quick", action="store_true", help="a smoke test: 1 repeat of the MLP")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke test: 1 repeat of the MLP, without the unmeasured warm-up processes")
     parser.add_argument("--child", nargs=3, metavar=("FRAMEWORK", "SIDE", "MODEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -207,7 +208,8 @@ def main() -> int:
     pythons = {"tf": args.tf_python or default_python("tf"), "torch": args.torch_python or default_python("torch")}
     print(machine_line())
     print(f"time from the start of training to the end of the first training batch; batch {BATCH}, Adam, "
-          f"{args.repeats} fresh processes per side (after one unmeasured one), sides alternating")
+          f"{args.repeats} fresh processes per side" + ("" if args.quick else " (after one unmeasured one)")
+          + ", sides alternating")
     header = ("framework", "workload", "hand-written first step (median)", "fe fit() to first batch end (median)",
               "fe / hand-written (median)")
     rows: List[List[str]] = []
@@ -216,8 +218,8 @@ def main() -> int:
         for framework in args.frameworks:
             python = pythons[framework]
             for model in args.models:
-                for side in SIDES:  # unmeasured: warm file and bytecode caches, create the history database
-                    run_child(python, framework, side, model, env)
+                for side in SIDES if not args.quick else ():  # unmeasured: warm file and bytecode caches,
+                    run_child(python, framework, side, model, env)  # create the history database
                 sides = SIDES + ((NO_HISTORY, ) if framework == "torch" and not args.quick else ())
                 times: Dict[str, List[float]] = {side: [] for side in sides}
                 for repeat in range(args.repeats):

@@ -3,7 +3,7 @@
 
 Run with the environment to measure (from the repository root), for example:
 
-    .venvs/fe/bin/python tools/bench/bench_import.py [--repeats 7]
+    .venvs/fe/bin/python tools/bench/bench_import.py [--repeats 7] [--quick]
 
 Cases (each in a new subprocess of this interpreter, timing only the statements, not the interpreter's start):
 
@@ -97,7 +97,11 @@ def run_case(case: Dict[str, str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke test: each case once, without the untimed first run")
     args = parser.parse_args()
+    if args.quick:
+        args.repeats = 1
     print(machine_line())
     print(f"import times in fresh processes of {sys.executable}; best and median of {args.repeats}")
     results: Dict[str, Optional[List[float]]] = {}
@@ -105,7 +109,8 @@ def main() -> None:
         if importlib.util.find_spec(case["needs"]) is None:
             results[name] = None
             continue
-        run_case(case)  # once untimed: the files are in the page cache for every timed run
+        if not args.quick:
+            run_case(case)  # once untimed: the files are in the page cache for every timed run
         results[name] = [run_case(case) for _ in range(args.repeats)]
     floor = min(results["numpy"]) if results.get("numpy") else 0.0
     header = ("case", "best", "median", "beyond numpy (best)")

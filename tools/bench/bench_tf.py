@@ -3,7 +3,7 @@
 
 Run with an environment that has fe-core and fe-tf (from the repository root):
 
-    .venvs/tf/bin/python tools/bench/bench_tf.py [--repeats 5] [--epochs 9] [--models mlp lenet]
+    .venvs/tf/bin/python tools/bench/bench_tf.py [--repeats 5] [--epochs 9] [--models mlp lenet] [--quick]
 
 Workloads (synthetic data, same for every side; all start from the same initial weights):
 
@@ -175,7 +175,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=9,
                         help="epochs per run (the first pair is not counted; an odd number balances the pair order)")
     parser.add_argument("--models", nargs="+", default=["mlp", "lenet"], choices=sorted(WORKLOADS))
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke test: 1 run of 3 epochs per configuration on 256 samples per workload")
     args = parser.parse_args()
+    if args.quick:
+        args.repeats, args.epochs = 1, 3
     print(machine_line(tensorflow=tf.__version__, keras=keras.__version__))
     print(f"fe Estimator.fit and keras fit vs a hand-written tf.function loop; batch {BATCH}, Adam, CPU, 1 thread; "
           f"{args.repeats} runs x {args.epochs - 1} counted epoch pairs per configuration")
@@ -183,7 +187,7 @@ def main() -> None:
     versus_keras = []
     for name in args.models:
         workload = WORKLOADS[name]
-        x, y = make_data(workload["shape"], workload["samples"])
+        x, y = make_data(workload["shape"], 256 if args.quick else workload["samples"])
         keras.utils.set_random_seed(0)
         weights = workload["model"]().get_weights()
         configurations: Dict[str, List[Tuple[float, float]]] = {"hand-written, concrete function": [],

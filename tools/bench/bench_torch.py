@@ -3,7 +3,7 @@
 
 Run with an environment that has fe-core and fe-torch (from the repository root):
 
-    .venvs/torch/bin/python tools/bench/bench_torch.py [--repeats 5] [--epochs 9] [--models mlp lenet] [--amp]
+    .venvs/torch/bin/python tools/bench/bench_torch.py [--repeats 5] [--epochs 9] [--models mlp lenet] [--quick] [--amp]
 
 Both sides train on fe's default device: the first CUDA GPU when there is one, else the CPU. With `--amp` both train
 in mixed precision: fe with `build(..., mixed_precision=True)`, the hand-written loop with PyTorch's AMP recipe
@@ -203,10 +203,14 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=9,
                         help="epochs per run (the first pair is not counted; an odd number balances the pair order)")
     parser.add_argument("--models", nargs="+", default=["mlp", "lenet"], choices=sorted(WORKLOADS))
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke test: 1 run of 3 epochs per configuration on 256 samples per workload")
     parser.add_argument("--amp", action="store_true",
                         help="mixed precision on both sides: build(mixed_precision=True) vs torch.autocast "
                              "(+ GradScaler on CUDA)")
     args = parser.parse_args()
+    if args.quick:
+        args.repeats, args.epochs = 1, 3
     device = torch.cuda.get_device_name(DEVICE) if DEVICE.type == "cuda" else "CPU, 1 thread"
     precision = ("float16 autocast + GradScaler" if DEVICE.type == "cuda" else "bfloat16 autocast") if args.amp \
         else "float32"
@@ -216,7 +220,7 @@ def main() -> None:
     rows = []
     for name in args.models:
         workload = WORKLOADS[name]
-        x, y = make_data(workload["shape"], workload["samples"])  # type: ignore[arg-type]
+        x, y = make_data(workload["shape"], 256 if args.quick else workload["samples"])  # type: ignore[arg-type]
         torch.manual_seed(0)
         state = {k: v.clone() for k, v in workload["model"]().state_dict().items()}  # type: ignore[operator]
         configurations = {}
