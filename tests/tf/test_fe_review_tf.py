@@ -62,3 +62,10 @@ def test_the_logger_prints_tf_tensors_and_variables_a_trace_logs(capsys):
     logger.on_epoch_end(data)
     assert capsys.readouterr().out.strip() == "FastEstimator-Eval: step: 4; epoch: 1; plain: 2.5; var: 0.25;"
     assert system.summary.history["eval"]["var"][4] == 0.25
+
+
+def test_a_keras_models_weights_are_fe_types_tensors_as_keras_2s_tf_variables_were():
+    from fe_core.types import Array
+    model = tf.keras.Sequential([tf.keras.Input((2, )), tf.keras.layers.Dense(1)])
+    assert all(isinstance(weight, Tensor) and isinstance(weight, Array) for weight in model.trainable_variables)
+    assert isinstance(tf.Variable(1.0), Tensor) and not isinstance(np.zeros(1), Tensor)

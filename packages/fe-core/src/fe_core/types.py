@@ -44,8 +44,9 @@ def _attribute(module_name: str, path: str) -> Any:
 
 
 # Each entry: (module, attribute path) of one member class of the Union. Only modules already in sys.modules are read.
+# Keras 3's variables (a model's weights) are no tf.Variable: they count as the tf.Variables Keras 2 models had.
 _TENSOR_CLASSES = (("torch", "Tensor"), ("tensorflow", "Tensor"), ("tensorflow", "Variable"),
-                   ("tensorflow", "distribute.DistributedValues"))
+                   ("tensorflow", "distribute.DistributedValues"), ("keras", "Variable"))
 _MODEL_CLASSES = (("torch", "nn.Module"), ("keras", "Model"), ("tf_keras", "Model"))
 
 
@@ -96,7 +97,8 @@ if TYPE_CHECKING:  # what static type checkers see: FastEstimator's Unions (forw
     DataSequence = Union[List[Any], Tuple[Any, ...], Array]
 else:
     Tensor = _union_class("Tensor", _tensor_classes,
-                          "A framework tensor: a torch tensor, or a TensorFlow tensor, variable or distributed value.")
+                          "A framework tensor: a torch tensor, or a TensorFlow tensor, variable (a Keras 3 model's "
+                          "weights included) or distributed value.")
     Array = _union_class("Array", _array_classes, "A tensor of any framework, or a numpy array.")
     Model = _union_class("Model", _model_classes, "A model: a torch module or a Keras (or tf-keras) model.")
     DataSequence = _union_class("DataSequence", _sequence_classes,
