@@ -161,11 +161,43 @@ def shard_model(model: torch.nn.Module, spec: FSDP, model_name: str, world_size:
                                  f"off an accelerator); leave cpu_offload off")
     from torch.distributed.fsdp import fully_shard  # pylint: disable=import-outside-toplevel
     kwargs = spec.shard_kwargs()
-    for unit in spec.units(model):
+    units = spec.units(model) + [model]
+    managed = _managed_parameters(units)
+    for unit in units:
         fully_shard(unit, **kwargs)
-    fully_shard(model, **kwargs)
+    leaves: dict = {}
+    model.__dict__["fe_graph_leaves"] = leaves
+    for unit, owned in zip(units, managed):
+        # registered after fully_shard's own pre-forward hook (prepended), so it runs once the unit's parameters
+        # have been all-gathered and set on their modules: those tensors are what this forward pass computes with
+        unit.register_forward_pre_hook(_recorder(owned, leaves))
     model.fe_sharding = spec
     return model
+
+
+def _managed_parameters(units: List[torch.nn.Module]) -> List[List[Tuple[torch.nn.Module, str]]]:
+    """For each unit (children before parents), where its own parameters live: (module, attribute name) of every
+    parameter not already in a unit below it - the parameters `fully_shard` groups into that unit."""
+    taken = set()
+    managed = []
+    for unit in units:
+        owned = []
+        for module in unit.modules():
+            for name, parameter in module.named_parameters(recurse=False):
+                if id(parameter) not in taken:
+                    taken.add(id(parameter))
+                    owned.append((module, name))
+        managed.append(owned)
+    return managed
+
+
+def _recorder(owned: List[Tuple[torch.nn.Module, str]], leaves: dict) -> Callable[..., None]:
+    def record(module: torch.nn.Module, args: Any) -> None:  # pylint: disable=unused-argument
+        for owner, name in owned:
+            tensor = getattr(owner, name)
+            leaves[(id(owner), name)] = tensor
+
+    return record
 
 
 def is_sharded(model: Any) -> bool:
@@ -197,22 +229,16 @@ def check_optimizers(model: torch.nn.Module, optimizers: Sequence[torch.optim.Op
 
 
 def graph_leaves(model: torch.nn.Module) -> List[torch.Tensor]:
-    """The tensors a sharded model's forward pass computed with: the gathered (unsharded) copies of its parameters
-    that FSDP2 keeps for each unit. A backward pass restricted to them (`torch.autograd.backward(inputs=...)`)
-    reaches this model only - not another model whose graph the loss also passes through (a GAN's) - and FSDP2's
-    hooks then reduce-scatter their gradients into the slices' `.grad`."""
-    from torch.distributed.fsdp import FSDPModule  # pylint: disable=import-outside-toplevel
-    leaves: List[torch.Tensor] = []
-    for module in model.modules():
-        if not isinstance(module, FSDPModule):
-            continue
-        group = module._get_fsdp_state()._fsdp_param_group  # pylint: disable=protected-access
-        if group is None:
-            continue
-        for fsdp_param in group.fsdp_params:
-            unsharded = getattr(fsdp_param, "_unsharded_param", None)
-            if unsharded is not None and unsharded.requires_grad:
-                leaves.append(unsharded)
+    """The tensors a sharded model's forward pass computed with: the gathered (unsharded) parameters that FSDP2 sets
+    on each unit's modules while it runs (its documented behaviour: "the unsharded parameters will be like the
+    original parameters on module"), recorded by a forward pre-hook of each unit (`shard_model`). A backward pass
+    restricted to them (`torch.autograd.backward(inputs=...)`) reaches this model only - not another model whose graph
+    the loss also passes through (a GAN's) - and FSDP2's hooks then reduce-scatter their gradients into the slices'
+    `.grad`. Only public torch API: module hooks and module attributes."""
+    from torch.distributed.tensor import DTensor  # pylint: disable=import-outside-toplevel
+    recorded = model.__dict__.get("fe_graph_leaves") or {}
+    leaves = [tensor for tensor in recorded.values()
+              if isinstance(tensor, torch.Tensor) and not isinstance(tensor, DTensor) and tensor.requires_grad]
     if not leaves:
         raise RuntimeError(f"Sharded torch model {getattr(model, 'model_name', type(model).__name__)!r} has not run "
                            f"its forward pass in this step, so it has no gradients to compute")
