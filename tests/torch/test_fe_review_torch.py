@@ -71,3 +71,13 @@ def test_the_logger_prints_torch_tensors_a_trace_logs_grad_and_all(capsys):
     assert line == "FastEstimator-Eval: step: 4; epoch: 1; plain: 2.5; weighted: 0.25;"
     assert parse_log_text(line + "\n").history["eval"]["weighted"][4] == 0.25
     assert system.summary.history["eval"]["weighted"][4] == 0.25
+
+
+def test_a_models_own_loss_name_attribute_is_left_alone(tmp_path):
+    class Named(torch.nn.Linear):
+        loss_name = "mine"
+
+    model = build(lambda: Named(4, 2), "adam", model_name="review_c")
+    UpdateOp(model, "ce")
+    assert model.loss_name == "mine"
+    assert BestModelSaver(model=model, save_dir=str(tmp_path)).metric is None  # decided from the network later

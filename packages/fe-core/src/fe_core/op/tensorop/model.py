@@ -1,7 +1,7 @@
 """`ModelOp` and `UpdateOp`: run a model, and update it from a loss or from gradients."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional, Set, Union
+from typing import AbstractSet, Any, Dict, Iterable, List, Optional, Set, Union
 
 from fe_core.containers import to_list
 from fe_core.op.tensorop.tensorop import StatelessOp, TensorOp
@@ -26,10 +26,11 @@ def _record_loss_name(model: Any, loss_name: str) -> None:
     records it: BestModelSaver and ReduceLROnPlateau given no metric read it when they are created."""
     names = getattr(model, "loss_name", None)
     try:
-        if callable(getattr(names, "add", None)):
-            names.add(loss_name)
-        else:
+        if names is None:
             model.loss_name = {loss_name}
+        elif isinstance(names, AbstractSet) and callable(getattr(names, "add", None)):
+            names.add(loss_name)
+        # a model's own, different `loss_name` attribute stays as it is (the network is searched instead)
     except (AttributeError, TypeError):  # a model that takes no new attributes: the network is searched instead
         pass
 
