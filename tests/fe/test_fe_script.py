@@ -3,8 +3,11 @@ Accuracy and BestModelSaver; fit, then test, then transform for inference. Only 
 (and the channel axis the CNN expects), as in FastEstimator."""
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import os
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -48,22 +51,35 @@ def fastestimator_script(architecture: str, channel_axis: int, save_dir: str, ep
     return pipeline, network, estimator, test_data
 
 
-@pytest.mark.parametrize("architecture, channel_axis, extension", BACKENDS)
-def test_a_fastestimator_script_trains_tests_and_infers(architecture, channel_axis, extension, tmp_path, capsys):
-    fe.enable_deterministic(7)
-    pipeline, network, estimator, test_data = fastestimator_script(architecture, channel_axis, str(tmp_path))
+@pytest.fixture(scope="module", params=[pytest.param(backend.values, id=backend.id) for backend in BACKENDS])
+def script_run(request, tmp_path_factory):
+    """One fit (3 epochs) and test of the script per backend, which both tests below read (one training run per
+    backend instead of two: CI time). Its console output is kept, as a user sees it."""
+    architecture, channel_axis, extension = request.param
+    save_dir = tmp_path_factory.mktemp(f"script_{architecture}")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fe.enable_deterministic(7)
+        pipeline, network, estimator, test_data = fastestimator_script(architecture, channel_axis, str(save_dir))
+        summary = estimator.fit("digits")
+        test_summary = estimator.test("digits")
+    return SimpleNamespace(architecture=architecture, channel_axis=channel_axis, extension=extension,
+                           save_dir=save_dir, pipeline=pipeline, network=network, test_data=test_data,
+                           summary=summary, test_summary=test_summary, out=out.getvalue())
 
-    summary = estimator.fit("digits")
+
+def test_a_fastestimator_script_trains_tests_and_infers(script_run):
+    run = script_run
+    summary, pipeline, network, test_data = run.summary, run.pipeline, run.network, run.test_data
     assert summary is not None and summary.name == "digits"
     eval_accuracy = summary.history["eval"]["accuracy"]
     assert len(eval_accuracy) == 3
     assert max(float(v) for v in eval_accuracy.values()) > 0.8
-    assert os.path.isfile(tmp_path / f"lenet_best_accuracy{extension}")
+    assert os.path.isfile(run.save_dir / f"lenet_best_accuracy{run.extension}")
 
-    test_summary = estimator.test("digits")
-    test_accuracy = float(next(iter(test_summary.history["test"]["accuracy"].values())))
+    test_accuracy = float(next(iter(run.test_summary.history["test"]["accuracy"].values())))
     assert test_accuracy > 0.8
-    out = capsys.readouterr().out
+    out = run.out
     assert "FastEstimator-Train: step: 10; ce:" in out
     assert "FastEstimator-BestModelSaver: Restoring model from" in out
     assert "FastEstimator-Test: step: 120; epoch: 3; accuracy:" in out
@@ -81,18 +97,16 @@ def test_a_fastestimator_script_trains_tests_and_infers(architecture, channel_ax
     assert hits >= 15
 
 
-@pytest.mark.parametrize("architecture, channel_axis, extension", BACKENDS)
-def test_saved_best_weights_reproduce_the_test_accuracy(architecture, channel_axis, extension, tmp_path):
+def test_saved_best_weights_reproduce_the_test_accuracy(script_run):
     """The BestModelSaver file is the model the test ran with: loading it with fe.build gives the same accuracy."""
-    _, _, estimator, _ = fastestimator_script(architecture, channel_axis, str(tmp_path), epochs=2)
-    estimator.fit()
-    first = estimator.test("first").history["test"]["accuracy"]
-    weights = str(tmp_path / f"lenet_best_accuracy{extension}")
-    LeNet = importlib.import_module(f"fe.architecture.{architecture}").LeNet  # pylint: disable=invalid-name
+    run = script_run
+    first = run.test_summary.history["test"]["accuracy"]
+    weights = str(run.save_dir / f"lenet_best_accuracy{run.extension}")
+    LeNet = importlib.import_module(f"fe.architecture.{run.architecture}").LeNet  # pylint: disable=invalid-name
     train_data, eval_data, test_data = load_digits_datasets(seed=1)
     pipeline = fe.Pipeline(test_data=test_data, batch_size=32,
                            ops=[UpscaleDigits(inputs="x", outputs="x"),
-                                ExpandDims(inputs="x", outputs="x", axis=channel_axis),
+                                ExpandDims(inputs="x", outputs="x", axis=run.channel_axis),
                                 Minmax(inputs="x", outputs="x")])
     model = fe.build(model_fn=LeNet, optimizer_fn="adam", weights_path=weights, model_name="reloaded")
     network = fe.Network(ops=[ModelOp(model=model, inputs="x", outputs="y_pred")])
