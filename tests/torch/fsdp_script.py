@@ -241,6 +241,15 @@ def main():
                      sharding="fsdp")
         except ValueError as error:
             result["lbfgs_error"] = str(error)
+        # precomputed gradients for a sharded model: refused in warmup, before any step (on every process alike)
+        g = build(model_fn=lambda: torch.nn.Linear(6, 1), optimizer_fn="sgd", model_name="g", sharding=sharding())
+        bad = Estimator(pipeline=Pipeline(train_data=NumpyDataset({"x": x[:16]}), batch_size=4), epochs=1,
+                        network=TorchNetwork(ops=[ModelOp(model=g, inputs="x", outputs="p"),
+                                                  UpdateOp(model=g, gradients="p")]), log_steps=None)
+        try:
+            bad.fit()
+        except ValueError as error:
+            result["gradients_error"] = str(error)
     with open(os.path.join(out, f"rank{communicator.rank}.json"), "w") as file:
         json.dump(result, file)
     if os.environ.get("FE_T_WEIGHTS") and communicator.world_size == 1:

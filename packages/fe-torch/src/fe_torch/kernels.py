@@ -164,7 +164,14 @@ def _graph_reaches(root: Any, params: Sequence[Tensor]) -> bool:
 
 def check_update_reaches_model(op: Any, data: Any, state: Dict[str, Any]) -> None:
     """Warmup check of an UpdateOp (`update_kernel.fe_check`): some gradient of its loss must reach a trainable
-    weight of its model, else the update would silently never change the model."""
+    weight of its model, else the update would silently never change the model. A sharded (FSDP) model is
+    updated from a loss only: FSDP2 reduces gradients in its own backward hooks, so gradients computed elsewhere would
+    step each process's slices with unreduced (or unmatched) values."""
+    if op.gradients is not None and op.model.__dict__.get("fe_sharding") is not None:
+        raise described(ValueError(
+            f"UpdateOp (model {_model_name(op.model)!r}, gradients {op.gradients!r}) in {_where(state)}: a model "
+            f"built with sharding= is updated from its loss only (FSDP2 reduces the gradients in its backward pass); "
+            f"give UpdateOp loss_name= instead of gradients="))
     if op.gradients is not None or not isinstance(data, torch.Tensor):
         return
     model = op.model
