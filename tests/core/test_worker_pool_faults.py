@@ -209,3 +209,30 @@ def test_batches_are_in_order_and_bitwise_the_same_for_1_2_and_3_workers(jittere
         assert len(want_epoch) == len(got_epoch) == 32
         for want, batch in zip(want_epoch, got_epoch):
             assert want.tobytes() == batch.tobytes()
+
+
+def test_a_second_sigterm_during_a_workers_cleanup_does_not_leave_its_shared_memory(monkeypatch):
+    from fe_core.pipeline import _workers  # pylint: disable=import-outside-toplevel
+    trainer, remove = os.getpid(), _workers.remove_files
+
+    def signalled_again(directory, prefix):  # the forked workers inherit this: SIGTERM lands as they clean up
+        if os.getpid() != trainer:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return remove(directory, prefix)
+
+    monkeypatch.setattr(_workers, "remove_files", signalled_again)
+    feed = pipeline(2)
+    with feed.workers():
+        with feed(mode="train", epoch=1, shuffle=False) as loader:
+            for _ in loader:
+                pass
+        pool = feed._worker_pool  # pylint: disable=protected-access
+        mine = f"{pool.prefix}0-"
+        assert _files(mine)  # worker 0's reused segments
+        victim = pool.pids()[0]
+        os.kill(victim, signal.SIGTERM)  # a launcher stopping the job
+        deadline = time.monotonic() + 10
+        while _running(victim) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not _running(victim)
+        assert not _files(mine)  # removed by the worker itself, before the trainer's own cleanup

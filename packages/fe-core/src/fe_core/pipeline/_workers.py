@@ -230,6 +230,9 @@ def _worker_main(index: int, pipeline: Any, tasks: Any, results: Any, parent: in
     except (EOFError, OSError):  # the trainer is gone
         return
     finally:
+        # A second SIGTERM (a launcher signalling the whole process group, then the trainer terminating us while
+        # closing) must not cut the cleanup short and leave files in shared memory.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         remove_files(directory, f"{prefix}{index}-")  # results nobody read, and task files the trainer wrote for us
 
 
