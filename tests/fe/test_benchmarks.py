@@ -43,3 +43,7 @@ def test_fsdp_benchmark_measures_ddp_and_fsdp_memory_and_pairs_fe_with_a_hand_wr
     output = bench("bench_fsdp.py", "--quick", machine_line=False)
     assert [row[1] for row in rows(output, "| ")][1:] == ["DDP", "FSDP2", "fe sharded"]
     assert len(re.findall(RATIO, output)) == 3  # memory fe / DDP, step time median and best/best
+    # sharded over 2 processes: each holds half the parameters, gradients and Adam state, DDP all of them (plus its
+    # gradient buckets) - the "about half of DDP's" (byte counts of tensors: exact, not timing-dependent)
+    memory = float(re.search(r"fe sharded / DDP \(params \+ grads \+ optimizer, rank 0\): ([0-9.]+)x", output).group(1))
+    assert memory <= 0.55
