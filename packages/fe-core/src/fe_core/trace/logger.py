@@ -152,7 +152,8 @@ class Logger(Trace):
         for key in order:
             val = logs[key]
             if isinstance(val, ValWithError):
-                parts.append(f"{key}: {str(val)}; ")
+                # FastEstimator's '(low, value, high)', each number as readable as a plain value
+                parts.append(f"{key}: ({', '.join(readable_number(to_number(part)[()]) for part in val)}); ")
             else:
                 val = to_number(val)  # a framework tensor (a torch one that requires grad too) as numpy
                 if val.size > 1:
