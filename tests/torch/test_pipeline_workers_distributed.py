@@ -38,11 +38,22 @@ def _alive(pid: int) -> bool:
         return True
 
 
+def launch(out: Path, **env: str):
+    """torchrun, launched again (once) when its rendezvous port was taken between `free_port` and torchrun's bind:
+    on a busy CI machine other tests open connections from the same range of ports."""
+    code, output = torchrun(out, script=SCRIPT, timeout=240, **env)
+    if code != 0 and ("EADDRINUSE" in output or "ddress already in use" in output):
+        code, output = torchrun(out, script=SCRIPT, timeout=240, **env)
+    return code, output
+
+
 def assert_nothing_left(out: Path) -> None:
-    """No worker process of any rank alive and no shared-memory file of theirs (a few seconds' grace for orphans)."""
+    """No worker process of any rank alive and no shared-memory file of theirs. Orphaned workers leave within a
+    second on an idle machine; the grace is generous because CI runs two test files at once on two cores, and it
+    costs nothing when everything is gone already."""
     records = [json.loads(path.read_text()) for path in sorted(out.glob("pids*.json"))]
     assert records
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         alive = [pid for record in records for pid in record["pids"] if _alive(pid)]
         files = [name for name in os.listdir(shared_directory()) for record in records
@@ -56,14 +67,14 @@ def assert_nothing_left(out: Path) -> None:
 @pytest.fixture(scope="module")
 def in_process(tmp_path_factory) -> List[Dict]:
     out = tmp_path_factory.mktemp("np0")
-    code, output = torchrun(out, script=SCRIPT, timeout=240, FE_T_NP="0", **ENV)
+    code, output = launch(out, FE_T_NP="0", **ENV)
     assert code == 0, output[-3000:]
     return ranks(out)
 
 
 @pytest.mark.slow
 def test_each_rank_runs_its_own_workers_with_the_in_process_batches(in_process, tmp_path):
-    code, output = torchrun(tmp_path, script=SCRIPT, timeout=240, FE_T_NP="2", **ENV)
+    code, output = launch(tmp_path, FE_T_NP="2", **ENV)
     assert code == 0, output[-3000:]
     with_workers = ranks(tmp_path)
     for expected, got in zip(in_process, with_workers):
@@ -84,14 +95,12 @@ def test_each_rank_runs_its_own_workers_with_the_in_process_batches(in_process, 
 @pytest.mark.slow
 def test_a_rank_killed_mid_epoch_resumes_exactly_with_workers(in_process, tmp_path):
     crashed = tmp_path / "crashed"
-    code, output = torchrun(crashed, script=SCRIPT, timeout=240, FE_T_NP="2", FE_T_CKPT=str(tmp_path / "ckpt"),
-                            FE_T_KILL_AT="5", **ENV)
+    code, output = launch(crashed, FE_T_NP="2", FE_T_CKPT=str(tmp_path / "ckpt"), FE_T_KILL_AT="5", **ENV)
     assert code != 0
     assert_nothing_left(crashed)
     for path in crashed.glob("pids*.json"):
         path.unlink()
-    code, output = torchrun(crashed, script=SCRIPT, timeout=240, FE_T_NP="2", FE_T_CKPT=str(tmp_path / "ckpt"),
-                            **ENV)
+    code, output = launch(crashed, FE_T_NP="2", FE_T_CKPT=str(tmp_path / "ckpt"), **ENV)
     assert code == 0, output[-3000:]
     assert "restored" in output
     for expected, got in zip(in_process, ranks(crashed)):
