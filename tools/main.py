@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Main job of the repository: train a CNN on real data end to end, from a fresh clone.
 
-In `.venvs/main` (fe-core, fe-torch and fe with its `examples` extra: only what the torch example needs, no
-TensorFlow; created or reused through tools/test.py's helpers), it runs
+It installs fe into `.venvs/main` with exactly the README's Quickstart command (parsed from README.md and printed:
+`pip install -c tools/constraints.txt ./packages/fe-core ./packages/fe-torch "./packages/fe[torch,examples]"`, i.e.
+fe-core, fe-torch and fe with its `examples` extra: only what the torch example needs, no TensorFlow; installed as a
+user does, not editable), so every CI run checks that command on a fresh venv. When the venv already existed, the three
+local packages are then reinstalled (`--force-reinstall --no-deps`), so the installed code is the clone's. Then it runs
 
-    python -m fe.cli train fe.examples.digits_torch_cnn --epochs 8 --then_test
+    fe train fe.examples.digits_torch_cnn --epochs 8 --then_test
 
 i.e. `fe train` on the PyTorch example: LeNet on scikit-learn's bundled 8x8 digits (upscaled to 28x28; no download),
 trained with Accuracy and BestModelSaver traces, then tested with the best weights. The run's console log is saved,
@@ -22,6 +25,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -36,8 +41,8 @@ runner = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(runner)
 
 EXAMPLE = "fe.examples.digits_torch_cnn"
-# Only what the torch example needs: no TensorFlow, no test tools (.venvs/main).
-MAIN_PACKAGES = ["fe-core", "fe-torch", "fe[examples]"]
+README = runner.ROOT / "README.md"
+VENV = runner.VENVS / "main"
 MIN_ACCURACY = 0.9  # from MIN_ACCURACY_EPOCHS epochs on; see min_accuracy
 MIN_ACCURACY_EPOCHS = 5
 
@@ -48,10 +53,13 @@ def min_accuracy(epochs: int) -> float:
         return MIN_ACCURACY
     return 0.8 if epochs >= 2 else 0.6
 
-# Run in the venv after training: read the saved log back and print the final test accuracy.
+# Run in the venv after training: read the saved log back and print the final test accuracy (and check that the
+# Quickstart's torch install gives fe's torch architectures without importing TensorFlow).
 REPORT = """
 import sys
 from fe.summary.logs import parse_log_file
+from fe.architecture.pytorch import LeNet
+assert "tensorflow" not in sys.modules, "the torch install imported TensorFlow"
 summary = parse_log_file(sys.argv[1])
 test = summary.history["test"]
 if "accuracy" not in test:
@@ -59,6 +67,37 @@ if "accuracy" not in test:
 step = max(test["accuracy"])
 print(f"{float(test['accuracy'][step]):.4f}")
 """
+
+
+def quickstart_install_command(readme: Path = README) -> str:
+    """The `pip install ...` line of the README's Quickstart section (the PyTorch install), its comment removed."""
+    section = readme.read_text(encoding="utf-8").split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    commands = [line.split("#")[0].strip() for block in re.findall(r"```bash\n(.*?)```", section, re.S)
+                for line in block.splitlines() if line.startswith("pip install ")]
+    if len(commands) != 1:
+        raise SystemExit(f"[main] expected one `pip install` line in the README's Quickstart, found {commands}")
+    return commands[0]
+
+
+def install_quickstart() -> Path:
+    """Install fe into `.venvs/main` with the README's Quickstart command (run with the venv's pip, in the repository
+    root, as a user of a clone does); reinstall the local packages when the venv existed; return its python."""
+    python = runner.venv_python(VENV)
+    existed = runner._venv_usable(VENV, python)  # pylint: disable=protected-access
+    if not existed:
+        print(f"[main] creating virtual environment {os.path.relpath(VENV, runner.ROOT)}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENV)], check=True)
+    command = quickstart_install_command()
+    print(f"[main] {command}   (the README's Quickstart install, in {os.path.relpath(VENV, runner.ROOT)})", flush=True)
+    env = dict(os.environ, PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_PROGRESS_BAR="off")
+    args = shlex.split(command)
+    subprocess.run([str(python), "-m", *args], check=True, cwd=runner.ROOT, env=env)
+    if existed:  # pip keeps an installed local package of the same version: install the clone's code again
+        local = [re.sub(r"\[.*\]$", "", arg) for arg in args if arg.startswith("./packages/")]
+        print(f"[main] pip install --force-reinstall --no-deps {' '.join(local)}", flush=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", *local],
+                       check=True, cwd=runner.ROOT, env=env)
+    return python
 
 
 def _run_and_log(cmd: List[str], log_path: Path, env: dict) -> int:
@@ -90,12 +129,13 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _main(args: argparse.Namespace, out_dir: Path) -> int:
-    python = runner.ensure_venv("main", MAIN_PACKAGES)
+    python = install_quickstart()
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
     env.setdefault("OMP_NUM_THREADS", str(min(4, os.cpu_count() or 1)))
     log_path = out_dir / "digits_torch_cnn.txt"
 
-    cmd = [str(python), "-m", "fe.cli", "train", EXAMPLE, "--epochs", str(args.epochs), "--save_dir",
+    fe_command = str(python.parent / ("fe.exe" if os.name == "nt" else "fe"))  # the console script pip installed
+    cmd = [fe_command, "train", EXAMPLE, "--epochs", str(args.epochs), "--save_dir",
            str(out_dir / "models"), "--then_test"]  # fe train only fits unless asked to test as well
     print(f"[main] fe train {EXAMPLE} --epochs {args.epochs} --then_test", flush=True)
     start = time.perf_counter()
@@ -111,7 +151,7 @@ def _main(args: argparse.Namespace, out_dir: Path) -> int:
         print(f"[main] could not read the test accuracy from {log_path}: {report.stderr.strip()}", flush=True)
         return 1
     accuracy = float(report.stdout.strip())
-    plot = subprocess.run([str(python), "-m", "fe.cli", "logs", str(log_path), "--out", str(out_dir / "history.png")],
+    plot = subprocess.run([fe_command, "logs", str(log_path), "--out", str(out_dir / "history.png")],
                           cwd=runner.ROOT, env=env, capture_output=True, text=True)
     plot_note = f"history plot: {out_dir / 'history.png'}" if plot.returncode == 0 else \
         f"no history plot ({plot.stderr.strip()})"

@@ -1,12 +1,10 @@
 """The README's Quickstart works as written: its `fe` commands and its Python script run (with fewer epochs)."""
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
-import subprocess
 import sys
-
-import pytest
 
 from fe_helpers import ROOT, run_fe, run_python
 
@@ -19,24 +17,42 @@ def quickstart_blocks(language: str):
     return re.findall(rf"```{language}\n(.*?)```", section, re.S)
 
 
-@pytest.mark.slow
-def test_the_quickstart_install_command_works_from_a_clone(tmp_path):
-    """The README's `pip install ./packages/...` line installs a working fe into a fresh virtual environment."""
+def load_main_job():
+    """tools/main.py (the CI's `main` stage) as a module."""
+    spec = importlib.util.spec_from_file_location("fe_main_job", ROOT / "tools" / "main.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_quickstart_install_command_is_what_the_ci_main_job_installs_with(tmp_path, monkeypatch):
+    """The README's `pip install ./packages/...` line works from a clone: tools/main.py (the `main` stage of .ci/run,
+    on every CI run) installs its venv with exactly that command, in the repository root, then trains, tests and plots
+    with the installed `fe` command. Here: main.py runs that very command (not editable), and, in a venv that already
+    existed, reinstalls the three local packages so the installed code is the clone's."""
     (install, ) = [line.split("#")[0].strip() for block in quickstart_blocks("bash") for line in block.splitlines()
                    if line.startswith("pip install ")]
-    assert "./packages/fe-core" in install and "fe[torch" in install
-    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True, timeout=300)
-    python = tmp_path / "venv" / "bin" / "python"
-    args = shlex.split(install)[2:]
-    result = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-c",
-                             str(ROOT / "tools" / "constraints.txt"), *args], cwd=ROOT, capture_output=True, text=True,
-                            timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    check = subprocess.run([str(python), "-c", "import sys, fe; from fe.architecture.pytorch import LeNet; "
-                            "assert 'tensorflow' not in sys.modules; print(fe.__version__)"],
-                           capture_output=True, text=True, timeout=300)
-    assert check.returncode == 0, check.stderr
-    assert (tmp_path / "venv" / "bin" / "fe").exists()
+    assert "./packages/fe-core" in install and "fe[torch" in install and " -e " not in f" {install} "
+    assert "tools/main.py" in (ROOT / ".ci" / "run").read_text()
+    main = load_main_job()
+    assert main.quickstart_install_command() == install
+    calls = []
+    monkeypatch.setattr(main.subprocess, "run", lambda command, **kwargs: calls.append((command, kwargs)))
+    monkeypatch.setattr(main, "VENV", tmp_path / "main")
+    monkeypatch.setattr(main.runner, "_venv_usable", lambda env_dir, python: False)
+    python = main.install_quickstart()
+    assert python == main.runner.venv_python(tmp_path / "main")
+    assert [command for command, _ in calls] == [[sys.executable, "-m", "venv", "--clear", str(tmp_path / "main")],
+                                                 [str(python), "-m", *shlex.split(install)]]
+    assert calls[1][1]["cwd"] == ROOT and calls[1][1]["check"]
+    calls.clear()
+    monkeypatch.setattr(main.runner, "_venv_usable", lambda env_dir, python: True)
+    main.install_quickstart()
+    assert [command for command, _ in calls] == [
+        [str(python), "-m", *shlex.split(install)],
+        [str(python), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", "./packages/fe-core",
+         "./packages/fe-torch", "./packages/fe"]]
 
 
 def test_the_quickstart_commands_train_and_plot(tmp_path):
