@@ -62,7 +62,7 @@ def test_main_removes_its_temporary_folder(tmp_path, monkeypatch):
         return 0
 
     monkeypatch.setattr(main.tempfile, "mkdtemp", mkdtemp)
-    monkeypatch.setattr(main.runner, "ensure_venv", lambda *args, **kwargs: Path("python"))
+    monkeypatch.setattr(main, "install_quickstart", lambda: Path("python"))  # no venv, no pip
     monkeypatch.setattr(main, "_run_and_log", run_and_log)
     monkeypatch.setattr(main.subprocess, "run", lambda *args, **kwargs: SimpleNamespace(returncode=0, stdout="0.95",
                                                                                         stderr=""))
