@@ -239,3 +239,26 @@ def test_a_second_sigterm_during_a_workers_cleanup_does_not_leave_its_shared_mem
             time.sleep(0.01)
         assert not _running(victim)
         assert not _files(mine)  # removed by the worker itself, before the trainer's own cleanup
+
+
+class StuckAfterFirst(NumpyOp):
+    """Every sample but the first takes 30 s (a worker stuck in a long task)."""
+
+    def forward(self, data, state):
+        if float(data[0, 0]) != float(DATA[0, 0, 0]):
+            time.sleep(30)
+        return data
+
+
+def test_closing_a_pool_whose_workers_are_all_stuck_waits_one_grace_period_not_one_per_worker():
+    feed = pipeline(4, ops=[StuckAfterFirst(inputs="x", outputs="x")], batch_size=1)
+    with feed.workers():
+        with feed(mode="train", epoch=1, shuffle=False) as loader:
+            iterator = iter(loader)
+            next(iterator)  # every worker now computes a 30 s task
+            pids = feed._worker_pool.pids()  # pylint: disable=protected-access
+            iterator.close()
+        began = time.perf_counter()
+    took = time.perf_counter() - began
+    assert not [pid for pid in pids if _running(pid)]
+    assert took < 5, took  # 2 s for them all to finish, then SIGTERM; one 2 s wait per worker took 8 s and more
