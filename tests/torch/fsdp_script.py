@@ -235,6 +235,24 @@ def main():
             value.add_(1.0)
     backend.load_model(net, backup, load_optimizer=True)
     result["backup_restored"] = full(net) == before and optimizer_state(net) == before_opt
+    # fe.backend.load_model(..., load_optimizer=True): a one-process model's weights and optimizer state into a
+    # sharded model (each process keeps its slices), which then trains on
+    plain = build(model_fn=lambda: torch.nn.Linear(6, 2), optimizer_fn=lambda p: torch.optim.Adam(p, lr=0.01),
+                  model_name="plain")
+    torch.nn.functional.mse_loss(plain(torch.ones(3, 6)), torch.zeros(3, 2)).backward()
+    plain.current_optimizer.step()
+    saved = fe_backend.save_model(plain, os.path.join(out, f"plain{communicator.rank}"), model_name="plain",
+                                  save_optimizer=True)
+    twin = build(model_fn=lambda: torch.nn.Linear(6, 2), optimizer_fn=lambda p: torch.optim.Adam(p, lr=0.01),
+                 model_name="twin", sharding=sharding())
+    try:
+        fe_backend.load_model(twin, saved, load_optimizer=True)
+        result["optimizer_loaded"] = full(twin) == full(plain) and optimizer_state(twin) == optimizer_state(plain)
+        twin(torch.ones(3, 6)).sum().backward()
+        twin.current_optimizer.step()
+        result["optimizer_steps"] = True
+    except Exception as error:  # pylint: disable=broad-except
+        result["optimizer_steps"] = repr(error)[:500]
     if communicator.world_size > 1:  # an optimizer FSDP cannot shard: one line, before training
         try:
             build(model_fn=lambda: torch.nn.Linear(6, 2), optimizer_fn=lambda p: torch.optim.LBFGS(p),

@@ -41,7 +41,7 @@ from fe_torch.precision import grad_scaler_of
 from fe_torch.sharding import is_sharded
 
 __all__ = ["dcp_dir_name", "stage_models", "save_checkpoint_files", "load_checkpoint_files", "full_state_dict",
-           "load_full_state_dict", "META_FILE", "STAGING_NAME"]
+           "load_full_state_dict", "load_full_checkpoint", "META_FILE", "STAGING_NAME"]
 
 META_FILE = "fe_sharded.json"
 STAGING_NAME = ".fe-shards-staging"
@@ -454,7 +454,7 @@ def load_checkpoint_files(model: torch.nn.Module, load_dir: str, load_optimizer:
         _load_local(model, local, load_optimizer)
         return True
     if is_sharded(model):
-        _load_full_checkpoint(model, load_dir, load_optimizer)
+        load_full_checkpoint(model, load_dir, load_optimizer)
         return True
     return False
 
@@ -474,7 +474,7 @@ def load_full_state_dict(model: torch.nn.Module, state: Dict[str, torch.Tensor])
     set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True))
 
 
-def _load_full_checkpoint(model: torch.nn.Module, load_dir: str, load_optimizer: bool) -> None:
+def load_full_checkpoint(model: torch.nn.Module, load_dir: str, load_optimizer: bool) -> None:
     """A checkpoint of an ordinary model (one process: `<name>.pt`, `<name>_opt.pt`) into a sharded model."""
     from torch.distributed.checkpoint.state_dict import (  # pylint: disable=import-outside-toplevel
         StateDictOptions, set_optimizer_state_dict)

@@ -143,7 +143,11 @@ def load_model(model: torch.nn.Module, weights_path: str, load_optimizer: bool) 
             raise ValueError(f"fe.backend.load_model: the optimizer is found next to '<name>.pt' weights as "
                              f"'<name>_opt.pt'; {weights_path!r} is not a .pt file")
         with _named(model, stem):
-            checkpoint.load_model(model, directory, load_optimizer=True)
+            if model.__dict__.get("fe_sharding") is not None:  # whole optimizer state: each process keeps its slices
+                from fe_torch.sharded_checkpoint import load_full_checkpoint  # pylint: disable=import-outside-toplevel
+                load_full_checkpoint(model, directory, load_optimizer=True)
+            else:
+                checkpoint.load_model(model, directory, load_optimizer=True)
 
 
 def l2_regularization(model: torch.nn.Module, beta: float) -> torch.Tensor:
