@@ -86,3 +86,27 @@ def test_pool_batches_are_the_same_whether_held_or_dropped(monkeypatch):
         with workers(mode="train", epoch=3, shuffle=False) as loader:
             held = [result["x"] for result in loader]  # all held: later results go through new files
     np.testing.assert_array_equal(np.concatenate(held), expected)
+
+
+def test_results_that_outgrow_every_free_segment_replace_one_instead_of_new_files_forever():
+    directory = shared_directory()
+    prefix = f"fe-test-ring-{os.getpid()}-{secrets.token_hex(3)}-"
+    released = []
+    ring = SegmentRing(directory, prefix, count=1, largest=1 << 20)
+    reader = SegmentReader(directory, released.append)
+    try:
+        small = reader.decode(ring.encode({"x": np.ones((4, 1024), np.float32)}, f"{prefix}f1", 1024))
+        first_segment = sorted(os.listdir(directory))
+        del small
+        gc.collect()
+        ring.release(released)
+        # a larger result (per-batch padding): the one free segment is too small and the ring is full
+        message = ring.encode({"x": np.full((16, 1024), 2, np.float32)}, f"{prefix}f2", 1024)
+        assert len(message) == 4  # in a (new) segment, not a new file for this and every later result
+        assert f"{prefix}s0" not in os.listdir(directory) and f"{prefix}s0" in message[3]
+        larger = reader.decode(message)
+        np.testing.assert_array_equal(larger["x"], np.full((16, 1024), 2, np.float32))
+        assert list(reader.mappings) == [message[1]]  # the receiver let the removed segment's mapping go
+        assert f"{prefix}s0" in first_segment
+    finally:
+        remove_files(directory, prefix)

@@ -12,7 +12,8 @@ Workers send through a `SegmentRing` instead: a few segments per worker, created
 written again only when the trainer's `SegmentReader` has seen every array decoded from the segment freed (a
 finalizer on the array they all view) and told the worker so. That saves, per 4 KiB of every batch, a newly zeroed
 page in the worker and a page fault plus an unmapping in the trainer; when every segment is still held (user code
-keeping batches), results go through new files as above.
+keeping batches), results go through new files as above. A result larger than every free segment (results that grow,
+with per-batch padding) replaces the smallest free one, and the receiver is told to unmap it.
 
 The buffers are written with `pwrite` straight from the arrays into the file: one copy, no zero-filled reservation
 first (`posix_fallocate` on tmpfs clears every page before the copy overwrites it) and no page faults of a writable
@@ -142,6 +143,7 @@ class SegmentRing:
         self.free: List[_Segment] = []
         self.busy: dict = {}
         self.names = 0
+        self.retired: List[str] = []  # segments removed since the last message, for the receiver to unmap
 
     def release(self, names: Sequence[str]) -> None:
         """The receiver dropped the messages in these segments: they may be written again."""
@@ -156,8 +158,21 @@ class SegmentRing:
             segment = min(fitting, key=lambda candidate: candidate.size)
             self.free.remove(segment)
             return segment
-        if total > self.largest or len(self.free) + len(self.busy) >= self.count:
+        if total > self.largest:
             return None
+        if len(self.free) + len(self.busy) >= self.count:
+            if not self.free:
+                return None
+            # Every free segment is too small (results grew: per-batch padding, a small first batch): replace the
+            # smallest, or the results would go through new files for the rest of the pool's life.
+            small = min(self.free, key=lambda candidate: candidate.size)
+            self.free.remove(small)
+            small.mapping.close()
+            try:
+                os.unlink(os.path.join(self.directory, small.name))
+            except OSError:
+                pass
+            self.retired.append(small.name)
         name = f"{self.prefix}s{self.names}"
         self.names += 1
         path = os.path.join(self.directory, name)
@@ -180,7 +195,8 @@ class SegmentRing:
         """As `encode(value, directory, name, threshold)`, in a released segment when one fits.
 
         Returns:
-            `encode`'s message, with a fourth item True when the buffers are in a segment (to be released).
+            `encode`'s message, with a fourth item when the buffers are in a segment (to be released): the names of
+            the segments removed since the last such message (the receiver drops its mappings of them).
         """
         data, raws, spans, total = _layout(value)
         if not raws:
@@ -192,7 +208,8 @@ class SegmentRing:
                 for (offset, length), raw in zip(spans, raws):
                     mapping[offset:offset + length] = raw
                 self.busy[segment.name] = segment
-                return data, segment.name, spans, True  # type: ignore[return-value]
+                retired, self.retired = tuple(self.retired), []
+                return data, segment.name, spans, retired  # type: ignore[return-value]
             if _to_file(self.directory, name, raws, spans, total):
                 return data, name, spans
         return pickle.dumps(value, protocol=5), None, None
@@ -226,6 +243,7 @@ class SegmentReader:
         if len(message) < 4:
             return decode(message, self.directory)
         data, name, spans = message[:3]
+        self._forget(message)
         mapping = self.mappings.get(name)
         if mapping is None:
             fd = os.open(os.path.join(self.directory, name), os.O_RDWR)
@@ -238,9 +256,15 @@ class SegmentReader:
         weakref.finalize(holder, self._release, name)
         return pickle.loads(data, buffers=[holder[offset:offset + length] for offset, length in spans or ()])
 
+    def _forget(self, message: Message) -> None:
+        """Unmap the segments the sender removed (arrays still using one keep its mapping alive)."""
+        for name in message[3]:  # type: ignore[misc]
+            self.mappings.pop(name, None)
+
     def discard(self, message: Message) -> None:
         """Drop a message that will not be decoded: its segment is released, or its file removed."""
         if len(message) >= 4:
+            self._forget(message)
             self._release(message[1])
         else:
             discard(message, self.directory)
