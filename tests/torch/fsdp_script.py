@@ -219,8 +219,23 @@ def main():
     with torch.no_grad():
         for p in net.parameters():
             p.mul_(0.0)
-    fe_backend.load_model(net, path)
+    real_load = torch.load
+
+    def rank0_only(*args, **kwargs):  # whole weights are read by rank 0 alone; the others receive their slices
+        if communicator.rank != 0:
+            raise AssertionError(f"rank {communicator.rank} read a whole-weights file")
+        return real_load(*args, **kwargs)
+
+    torch.load = rank0_only
+    try:
+        fe_backend.load_model(net, path)
+    finally:
+        torch.load = real_load
     result["reloaded_equal"] = full(net) == before
+    try:  # weights that do not fit: every process raises (none waits for rank 0 in a collective)
+        fe_backend.load_model(head, path)
+    except ValueError as error:
+        result["misfit_error"] = str(error)
     # what a restore keeps to put the models back if loading a checkpoint fails: each process's own slices
     from fe_core.framework.registry import model_backend
     backup = os.path.join(out, f"backup{communicator.rank}")

@@ -163,6 +163,7 @@ def test_backend_functions_on_a_sharded_model(runs):
         assert result["transform_equal"]  # Network.transform runs the sharded models (on every process)
         assert result["grad_norm"] > 0.01 and result["clipped_norm"] == pytest.approx(0.01, rel=1e-4)
         assert result["reloaded_equal"]  # fe.backend.save_model wrote whole weights, load_model read them back
+        assert "do not fit torch model 'head'" in result["misfit_error"]  # on every process, none left waiting
         assert result["backup_restored"]  # a restore's backup (each process's slices) puts the model back
         # load_model(load_optimizer=True) of a one-process model's files into a sharded model, which then steps
         assert result["optimizer_steps"] is True and result["optimizer_loaded"]

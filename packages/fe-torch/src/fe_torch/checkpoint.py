@@ -145,6 +145,11 @@ def load_weights(model: torch.nn.Module, path: str) -> None:
         ValueError: If the file is not a state dict or does not fit the model.
     """
     name = str(getattr(model, "model_name", type(model).__name__))
+    if _sharded(model):  # rank 0 reads the file; every other process receives its slices
+        from fe_torch.sharded_checkpoint import load_full_weights  # pylint: disable=import-outside-toplevel
+        load_full_weights(model, lambda: _weights_dict(_load(path, torch.device("cpu"), "weights", name), path, name),
+                          repr(path))
+        return
     state = _load(path, model_device(model), "weights", name)
     if not isinstance(state, dict):
         raise ValueError(f"{path!r} does not hold a state_dict for torch model {name!r} (found "
@@ -157,6 +162,13 @@ def load_weights(model: torch.nn.Module, path: str) -> None:
             model.load_state_dict(state)
     except (RuntimeError, KeyError) as error:
         raise ValueError(f"The weights in {path!r} do not fit torch model {name!r}: {error}") from None
+
+
+def _weights_dict(state: Any, path: str, name: str) -> Dict[str, Any]:
+    if not isinstance(state, dict):
+        raise ValueError(f"{path!r} does not hold a state_dict for torch model {name!r} (found "
+                         f"{type(state).__name__})")
+    return state
 
 
 def load_model(model: torch.nn.Module, load_dir: str, load_optimizer: bool = False) -> None:

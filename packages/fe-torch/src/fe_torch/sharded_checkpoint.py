@@ -41,7 +41,7 @@ from fe_torch.precision import grad_scaler_of
 from fe_torch.sharding import is_sharded
 
 __all__ = ["dcp_dir_name", "stage_models", "save_checkpoint_files", "load_checkpoint_files", "full_state_dict",
-           "load_full_state_dict", "load_full_checkpoint", "META_FILE", "STAGING_NAME"]
+           "load_full_state_dict", "load_full_weights", "load_full_checkpoint", "META_FILE", "STAGING_NAME"]
 
 META_FILE = "fe_sharded.json"
 STAGING_NAME = ".fe-shards-staging"
@@ -465,6 +465,44 @@ def full_state_dict(model: torch.nn.Module) -> Dict[str, torch.Tensor]:
     from torch.distributed.checkpoint.state_dict import (  # pylint: disable=import-outside-toplevel
         StateDictOptions, get_model_state_dict)
     return get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+
+
+def load_full_weights(model: torch.nn.Module, read: Any, where: str) -> None:
+    """Whole weights into a sharded model, read by rank 0 alone (`read()` returns the state dict): the others
+    receive their slices from it (`set_model_state_dict(broadcast_from_rank0=True)`), so no other process holds the
+    whole model in memory. Rank 0 checks the weights fit first, and a file that cannot be read or does not fit fails
+    on every process alike (none is left waiting in a collective).
+
+    Raises:
+        ValueError: If rank 0 could not read the weights or they do not fit the model.
+    """
+    from torch.distributed.checkpoint.state_dict import (  # pylint: disable=import-outside-toplevel
+        StateDictOptions, set_model_state_dict)
+    state: Dict[str, torch.Tensor] = {}
+    failure: Optional[BaseException] = None
+    if _rank() == 0:
+        try:
+            state = read()
+            expected = {key: tuple(value.shape) for key, value in model.state_dict().items()}
+            found = {key: tuple(value.shape) if isinstance(value, torch.Tensor) else None
+                     for key, value in state.items()}
+            if found != expected:
+                missing = sorted(set(expected) - set(found))[:3]
+                unexpected = sorted(set(found) - set(expected))[:3]
+                shapes = sorted(key for key in set(found) & set(expected) if found[key] != expected[key])[:3]
+                raise ValueError(f"The weights in {where} do not fit torch model {str(model.model_name)!r}: missing "
+                                 f"{missing}, unexpected {unexpected}, other shapes {shapes}")
+        except Exception as error:  # pylint: disable=broad-except  (every process raises it, below)
+            failure = error
+    if _world() > 1:
+        message = [None if failure is None else f"{type(failure).__name__}: {failure}"]
+        dist.broadcast_object_list(message, src=0)
+        if failure is None and message[0] is not None:
+            raise ValueError(f"Rank 0 could not load the weights in {where} into torch model "
+                             f"{str(model.model_name)!r}: {message[0]}")
+    if failure is not None:
+        raise failure
+    set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True))
 
 
 def load_full_state_dict(model: torch.nn.Module, state: Dict[str, torch.Tensor]) -> None:
