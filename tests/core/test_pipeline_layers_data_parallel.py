@@ -107,3 +107,26 @@ def test_a_rank_resumed_mid_epoch_with_workers_continues_exactly(kind, rank):
     random.setstate(states[1])
     rest, pids = epochs(resumed)
     assert len(pids) == 2 and same(seen + rest, expected)
+
+
+@pytest.mark.parametrize("kind", ["NumpyDataset", "BatchDataset"])
+def test_one_process_and_two_with_the_same_seed_see_the_same_global_batches(kind):
+    """The epoch's order (and index maps) come from one generator seeded by one number from numpy's global state in
+    one process as in several, so a global batch holds the same samples whatever the number of processes."""
+    def ids(world: int, rank: int) -> List[List[int]]:
+        previous = set_communicator(Rank(world, rank) if world > 1 else None)
+        try:
+            if kind == "BatchDataset":
+                pipeline = Pipeline(train_data=BatchDataset([numbers(20), numbers(12, 100)], num_samples=[3, 3]))
+            else:
+                pipeline = Pipeline(train_data=numbers(22), batch_size=4)
+            enable_deterministic(7)
+            with pipeline(mode="train", epoch=1) as loader:
+                return [sorted(int(value) for value in batch["y"]) for batch in loader]
+        finally:
+            set_communicator(previous if previous.world_size > 1 else None)
+
+    single = ids(1, 0)
+    first, second = ids(2, 0), ids(2, 1)
+    assert single != sorted(single)  # shuffled
+    assert [sorted(a + b) for a, b in zip(first, second)] == single

@@ -4,9 +4,11 @@ An epoch is layers that compose, as a torch DataLoader stacks a sampler, a fetch
 
 - draws, in one place (`_draw_epoch`): a seed for the dataset's per-epoch index maps when it has `fe_reset_ds` (the
   maps are drawn from it, here and in every worker), the first pass's order when shuffled, and the epoch's key. They
-  come from numpy's global random state (`np.random.seed` or restoring its state makes an epoch reproducible; the
-  position tracker records it for mid-epoch resume), or in a data-parallel run from one shared stream. Their number
-  never depends on the path, so the trainer's random state after an epoch is the same for any num_process;
+  come from a generator seeded by one number drawn from numpy's global random state (`np.random.seed` or restoring
+  its state makes an epoch reproducible; the position tracker records it for mid-epoch resume), rank 0's number in a
+  data-parallel run (`fe_core.distributed.sharding.epoch_order_rng`), so one process and N processes with the same
+  seed see the same global batches. Their number never depends on the path, so the trainer's random state after an
+  epoch is the same for any num_process;
 - a task stream: consecutive positions of the order, one batch's worth per task (`_sample_epoch.TaskStream`; later
   passes' orders and every task's seed derive from the key); in a data-parallel run this process's part of every
   global batch (`_rank_tasks`, the rules of `fe_core.distributed.sharding`); for a dataset of whole batches one item
@@ -258,11 +260,9 @@ class EpochLoader:
         run), an executor (here or the worker pool) and the assembler of the run's filtering rules."""
         plan = self.plan
         world = communicator.world_size
-        if world > 1:
-            rng: Any = epoch_order_rng(communicator)  # the same draws on every process
-        else:
-            rng = np.random
-        reset_seed, first_order, key = self._draw_epoch(rng)
+        # the epoch's draws come from one generator seeded by one number from numpy's global state, the same on every
+        # process of a data-parallel run and in one process: with the same seed, one process and N see the same epoch
+        reset_seed, first_order, key = self._draw_epoch(epoch_order_rng(communicator))
         self.reset_seed = reset_seed
         dataset = plan.dataset
         size = len(dataset)
