@@ -76,28 +76,6 @@ class Snapshot(Trace):
         self.last = {name: full(models[name]) for name in ("net", "head", "aux")}
 
 
-class OrderedBatches:
-    """The training set as whole global batches in a fixed order (fe never reorders a dataset of batches; each
-    process takes its part of every batch). One process and N processes then train on the same global batches step
-    after step - fe_core's shuffled order differs between them (test_fsdp_config's xfail) - so a several-step run
-    sharded over 2 processes can be compared with one process."""
-
-    fe_batched = True
-
-    def __init__(self, x, y, yf, batch_size):
-        self.items = [[{"x": x[i], "y": y[i], "yf": yf[i]} for i in range(start, min(start + batch_size, len(x)))]
-                      for start in range(0, len(x), batch_size)]
-
-    def __len__(self):
-        return len(self.items)
-
-    def keys(self):
-        return ["x", "y", "yf"]
-
-    def __getitem__(self, index):
-        return [dict(sample) for sample in self.items[index]]
-
-
 def optimizer_state(model):
     """The whole value of every tensor of the model's optimizer state, by parameter name."""
     optimizer = model.current_optimizer
@@ -123,7 +101,7 @@ def get_estimator(epochs=3, save_dir=os.environ.get("FE_T_SAVE", ""), ckpt=os.en
                   crash_at=int(os.environ.get("FE_T_CRASH_AT", "0")), weights=None):
     enable_deterministic(7)
     x, y, yf = data()
-    train = OrderedBatches(x[:16], y[:16], yf[:16], int(os.environ.get("FE_T_BATCH", "4")))
+    train = NumpyDataset({"x": x[:16], "y": y[:16], "yf": yf[:16]})  # shuffled: the same order in 1 or N processes
     evaluation = NumpyDataset({"x": x[16:], "y": y[16:], "yf": yf[16:]})
     pipeline = Pipeline(train_data=train, eval_data=evaluation, test_data=evaluation,
                         batch_size=4)

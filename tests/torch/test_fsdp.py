@@ -7,8 +7,8 @@ One module-scoped fixture runs every launch once (each costs seconds), and the t
 - B: the same, killed with SIGKILL at step 5 (its checkpoint: step 3, in the middle of epoch 1); C resumes B.
 - E: one process resumes a copy of B's checkpoint (2 -> 1: DCP reshards into unsharded models), then builds `net`
   with `weights_path=` A's best weights and tests it (`fe test` does the same, where the `fe` CLI is installed).
-- F: one process, the same global batches of 4 in the same order (12 steps), uninterrupted: A's last weights equal
-  F's (float tolerance). G: 2 processes resume F's step-5 checkpoint (1 -> 2, mid-epoch, an accumulated gradient
+- F: one process, the same seed and global batch of 4 (12 steps; fe draws the shuffled order alike in one process
+  and in N), uninterrupted: A's last weights equal F's (float tolerance). G: 2 processes resume F's step-5 checkpoint (1 -> 2, mid-epoch, an accumulated gradient
   pending) and must also end as F does.
 """
 from __future__ import annotations
@@ -98,7 +98,8 @@ def test_parameters_are_dtensors_sharded_across_the_two_processes(runs):
 
 @pytest.mark.slow
 def test_sharded_training_equals_one_process_with_the_same_global_batch(runs):
-    # 12 steps of global batches of 4 (2 samples per process), two models updated per step, one accumulating over 2
+    # 12 steps of shuffled global batches of 4 (2 samples per process: a rank's part of each global batch is half of
+    # the single process's batch), two models updated per step, one accumulating over 2
     sharded, single = runs["A"]["ranks"], runs["F"]["rank"]["last"]
     for result in sharded:
         assert close(result["last"]["net"], single["net"]) and close(result["last"]["head"], single["head"])
