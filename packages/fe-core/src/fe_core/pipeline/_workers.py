@@ -146,20 +146,9 @@ def worker_copy(pipeline: Any) -> Any:
 
 
 def _build_runner(pipeline: Any, spec: Dict[str, Any]) -> TaskRunner:
-    """The epoch's task runner in a worker: the trainer's plan rebuilt from this worker's copy of the Pipeline, the
-    dataset's per-epoch index maps redrawn from the trainer's seed (`spec['reset_seed']`), the same kind of runner."""
-    from fe_core.pipeline.loader import EpochLoader  # pylint: disable=import-outside-toplevel
-    from fe_core.pipeline._sample_epoch import reset_dataset  # pylint: disable=import-outside-toplevel
-    plan = pipeline._plan(spec["mode"], spec["epoch"], spec["ds_id"], spec["output_keys"])  # pylint: disable=W0212
-    if spec.get("member") is not None:  # a member of an InterleaveDataset (whose incomplete batches are dropped)
-        plan = plan.sub_plans[spec["member"]]
-        plan.drop_last = True
-    plan.state["warmup"] = spec["warmup"]
-    if spec.get("reset_seed") is not None:
-        reset_dataset(plan.dataset, spec["shuffle"], spec["reset_seed"])
-    loader = EpochLoader(plan, shuffle=spec["shuffle"])
-    loader.shard = spec.get("shard")  # (world size, rank) for a dataset of whole batches in a data-parallel run
-    return loader.make_runner(spec["key"], restore=False)
+    """The epoch's task runner in a worker, built by the worker's copy of the Pipeline (`Pipeline._worker_runner`:
+    the pool knows nothing of loaders, which is what keeps the loader -> pool import one-way)."""
+    return pipeline._worker_runner(spec)  # pylint: disable=protected-access
 
 
 def _portable(error: BaseException) -> Tuple[Optional[bytes], str, str, List[str], str, int]:

@@ -48,7 +48,7 @@ from fe_core.pipeline.op_runner import OpTimer, compile_steps
 from fe_core.pipeline._sample_epoch import (UNBATCHED_TASK, ItemRunner, SeededRandom, TaskRunner, TaskStream,
                                             WholeBatchRunner, assemble, assemble_items, check_epoch, reset_dataset)
 
-__all__ = ["EpochLoader", "dataset_keys"]
+__all__ = ["EpochLoader", "dataset_keys", "worker_runner"]
 
 
 def dataset_keys(dataset: Any, where: str) -> List[str]:
@@ -534,3 +534,18 @@ class EpochLoader:
                     return
             if not produced or steps_per_epoch is None:
                 return
+
+
+def worker_runner(pipeline: Any, spec: Dict[str, Any]) -> TaskRunner:
+    """The epoch's task runner in a worker: the trainer's plan rebuilt from this worker's copy of the Pipeline, the
+    dataset's per-epoch index maps redrawn from the trainer's seed (`spec['reset_seed']`), the same kind of runner."""
+    plan = pipeline._plan(spec["mode"], spec["epoch"], spec["ds_id"], spec["output_keys"])  # pylint: disable=W0212
+    if spec.get("member") is not None:  # a member of an InterleaveDataset (whose incomplete batches are dropped)
+        plan = plan.sub_plans[spec["member"]]
+        plan.drop_last = True
+    plan.state["warmup"] = spec["warmup"]
+    if spec.get("reset_seed") is not None:
+        reset_dataset(plan.dataset, spec["shuffle"], spec["reset_seed"])
+    loader = EpochLoader(plan, shuffle=spec["shuffle"])
+    loader.shard = spec.get("shard")  # (world size, rank) for a dataset of whole batches in a data-parallel run
+    return loader.make_runner(spec["key"], restore=False)

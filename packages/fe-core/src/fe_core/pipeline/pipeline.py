@@ -21,7 +21,7 @@ from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.numpyop.remove_if import FilteredData
 from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.pipeline.position import EpochPosition, PositionTracker
-from fe_core.pipeline.loader import EpochLoader
+from fe_core.pipeline.loader import EpochLoader, worker_runner
 from fe_core.pipeline.public_loader import public_loader
 from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
 from fe_core.schedule.scheduler import EpochScheduler, RepeatScheduler, Scheduler, get_current_items, \
@@ -422,6 +422,10 @@ class Pipeline:
         if batch_op is not None and batch_op.batch_size is not None:
             return batch_op.batch_size
         return self._pipeline_batch_size(mode, epoch)
+
+    def _worker_runner(self, spec: Dict[str, Any]) -> Any:
+        """In a worker process (this is its copy of the Pipeline): the task runner of the epoch `spec` describes."""
+        return worker_runner(self, spec)
 
     def _plan(self, mode: str, epoch: int, ds_id: str, output_keys: Optional[Iterable[str]]) -> EpochPlan:
         dataset = self._dataset(mode, epoch, ds_id)
