@@ -168,6 +168,8 @@ def main():
     result = {"rank": communicator.rank, "world_size": communicator.world_size, "begin": snapshot.begin, "last": snapshot.last,
               "net": full(net), "head": full(head), "aux": full(aux),
               "aux_dtypes": [str(p.dtype) for p in aux.parameters()],
+              "aux_state_dtypes": sorted({str(value.dtype) for entry in aux.current_optimizer.state.values()
+                                          for key, value in entry.items() if key != "step"}),
               "aux_output": str(aux(torch.zeros(2, 6)).dtype),
               "dtensor": [type(p).__name__ for p in net.parameters()],
               "local_rows": [int(p.to_local().shape[0]) if hasattr(p, "to_local") else int(p.shape[0])

@@ -94,6 +94,7 @@ def test_parameters_are_dtensors_sharded_across_the_two_processes(runs):
     assert ranks[0]["net"] == ranks[1]["net"] and ranks[0]["head"] == ranks[1]["head"]  # one model, gathered
     # FSDP(mixed_precision=True): the slices stay float32, the model computes in bfloat16
     assert ranks[0]["aux_dtypes"] == ["torch.float32"] * 2 and ranks[0]["aux_output"] == "torch.bfloat16"
+    assert ranks[0]["aux_state_dtypes"] == ["torch.float32"]  # Adam's moments of the float32 slices
 
 
 @pytest.mark.slow
@@ -170,6 +171,12 @@ def test_backend_functions_on_a_sharded_model(runs):
         assert result["optimizer_steps"] is True and result["optimizer_loaded"]
     assert runs["A"]["ranks"][0]["feed_forward"] == runs["A"]["ranks"][1]["feed_forward"]
     assert runs["A"]["ranks"][0]["grad_norm"] == runs["A"]["ranks"][1]["grad_norm"]  # one norm over all shards
+    # G ends with F's weights (test_resharding_one_process_into_two): the same forward pass, and clip_grad_norm_'s
+    # total norm over both processes' slices is the single process's norm (not one slice's)
+    sharded, single = runs["G"]["ranks"], runs["F"]["rank"]
+    for result in sharded:
+        assert np.allclose(result["feed_forward"], single["feed_forward"], rtol=0, atol=1e-5)
+        assert result["grad_norm"] == pytest.approx(single["grad_norm"], rel=1e-4)
     message = runs["A"]["ranks"][0]["lbfgs_error"]
     assert "cannot shard a LBFGS optimizer" in message and "\n" not in message
     for result in runs["A"]["ranks"]:
