@@ -76,6 +76,12 @@ def test_cpu_offload_of_a_model_computing_on_the_cpu_is_one_line():
     assert "computes on the CPU" in str(caught.value) and "\n" not in str(caught.value)
 
 
+def test_a_compiled_model_is_refused_in_one_line():
+    with pytest.raises(ConfigurationError) as caught:
+        shard_model(torch.compile(mlp()), FSDP(), "big", world_size=2)
+    assert "torch.compile'd model" in str(caught.value) and "\n" not in str(caught.value)
+
+
 def test_mixed_precision_and_cpu_offload_map_to_fsdp2_policies():
     kwargs = FSDP(mixed_precision=True, cpu_offload=True).shard_kwargs()
     assert kwargs["mp_policy"] == MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)

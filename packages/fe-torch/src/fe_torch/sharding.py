@@ -155,6 +155,10 @@ def shard_model(model: torch.nn.Module, spec: FSDP, model_name: str, world_size:
                                  f"without sharding; a sharded run's checkpoints and saved weights load into it)")
     if is_sharded(model):
         return model
+    if hasattr(model, "_orig_mod"):  # torch.compile's OptimizedModule: FSDP2 would shard the wrapper's internals
+        raise ConfigurationError(f"build(sharding=...) of torch model {model_name!r}: model_fn returned a "
+                                 f"torch.compile'd model, which fe cannot shard; return the plain module (a sharded "
+                                 f"model trains uncompiled in fe)")
     if spec.cpu_offload and all(parameter.device.type == "cpu" for parameter in model.parameters()):
         raise ConfigurationError(f"build(sharding=FSDP(cpu_offload=True)) of torch model {model_name!r}: this run "
                                  f"computes on the CPU, where the model's slices already are (CPU offload moves them "
