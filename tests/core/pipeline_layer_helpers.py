@@ -1,23 +1,11 @@
 """Helpers shared by the Pipeline layering tests (tests/core/test_pipeline_layers_*.py)."""
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-
-def alive(pid: int) -> bool:
-    """Whether process `pid` exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
+from process_helpers import alive  # noqa: F401  (re-exported for the layering tests)
 
 
 def same(first: List[Dict[str, Any]], second: List[Dict[str, Any]]) -> bool:

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from fe_core.pipeline._transport import shared_directory
+from process_helpers import alive
 
 SCRIPT = textwrap.dedent("""
     import time
@@ -36,14 +37,6 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stream:
-            return stream.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to see the worker processes")
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
 def test_no_worker_process_or_shared_memory_outlives_the_trainer(how):
@@ -55,15 +48,15 @@ def test_no_worker_process_or_shared_memory_outlives_the_trainer(how):
         line = trainer.stdout.readline().split()
         assert line, trainer.stderr.read()
         prefix, workers = line[0], [int(pid) for pid in line[1:]]
-        assert len(workers) == 2 and all(_running(pid) for pid in workers)
+        assert len(workers) == 2 and all(alive(pid) for pid in workers)
         time.sleep(0.3)  # the workers have batches in flight, in shared memory
         trainer.send_signal(how)
         trainer.wait(timeout=120)
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and (any(_running(pid) for pid in workers) or
+        while time.monotonic() < deadline and (any(alive(pid) for pid in workers) or
                                                any(name.startswith(prefix) for name in os.listdir(shared_directory()))):
             time.sleep(0.1)
-        assert not [pid for pid in workers if _running(pid)]
+        assert not [pid for pid in workers if alive(pid)]
         assert not [name for name in os.listdir(shared_directory()) if name.startswith(prefix)]
     finally:
         for pid in [trainer.pid] + workers:

@@ -19,6 +19,7 @@ from fe_core.op.numpyop import LambdaOp, NumpyOp
 from fe_core.pipeline import Pipeline
 from fe_core.pipeline._transport import shared_directory
 from fe_core.pipeline._workers import WorkerPool
+from process_helpers import alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to see the workers")
 
@@ -43,14 +44,6 @@ class SlowOn(NumpyOp):
 
 def indexed(count: int) -> NumpyDataset:
     return NumpyDataset({"x": np.repeat(np.arange(count, dtype=np.float32)[:, None], 4, axis=1)})
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stream:
-            return stream.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _files(prefix: str):
@@ -94,7 +87,7 @@ def test_an_abandoned_epoch_returns_at_once_and_the_slow_pool_keeps_its_workers(
             assert pipeline._worker_pool.pids() == pids  # pylint: disable=protected-access
             iterator.close()
     np.testing.assert_array_equal(first["x"], again["x"])
-    assert not [pid for pid in pids if _running(pid)]
+    assert not [pid for pid in pids if alive(pid)]
 
 
 def test_a_pool_nobody_closed_is_stopped_by_its_finalizer():
@@ -102,13 +95,13 @@ def test_a_pool_nobody_closed_is_stopped_by_its_finalizer():
     pool = WorkerPool(pipeline, 2)
     pool._start()  # pylint: disable=protected-access
     pids, prefix = pool.pids(), pool.prefix
-    assert len(pids) == 2 and all(_running(pid) for pid in pids)
+    assert len(pids) == 2 and all(alive(pid) for pid in pids)
     del pool
     gc.collect()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_running(pid) for pid in pids):
+    while time.monotonic() < deadline and any(alive(pid) for pid in pids):
         time.sleep(0.05)
-    assert not [pid for pid in pids if _running(pid)]
+    assert not [pid for pid in pids if alive(pid)]
     assert not _files(prefix)
 
 
@@ -141,9 +134,9 @@ def test_a_pool_left_open_at_exit_leaves_no_process_or_shared_memory():
     assert result.returncode == 0, result.stderr[-2000:]
     prefix, *pids = result.stdout.split()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_running(int(pid)) for pid in pids):
+    while time.monotonic() < deadline and any(alive(int(pid)) for pid in pids):
         time.sleep(0.05)
-    assert not [pid for pid in pids if _running(int(pid))]
+    assert not [pid for pid in pids if alive(int(pid))]
     assert not _files(prefix)
 
 
@@ -186,9 +179,9 @@ def test_task_files_the_trainer_wrote_do_not_outlive_a_killed_trainer():
         trainer.send_signal(signal.SIGKILL)
         trainer.wait(timeout=60)
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and (any(_running(pid) for pid in workers) or _files(prefix)):
+        while time.monotonic() < deadline and (any(alive(pid) for pid in workers) or _files(prefix)):
             time.sleep(0.1)
-        assert not [pid for pid in workers if _running(pid)]
+        assert not [pid for pid in workers if alive(pid)]
         assert not _files(prefix)
     finally:
         for pid in [trainer.pid] + workers:
@@ -214,8 +207,8 @@ def test_a_worker_stopped_with_sigterm_removes_its_shared_memory_first():
         for pid in pids:
             os.kill(pid, signal.SIGTERM)  # as a launcher stopping the job does
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(_running(pid) for pid in pids):
+        while time.monotonic() < deadline and any(alive(pid) for pid in pids):
             time.sleep(0.05)
-        assert not [pid for pid in pids if _running(pid)]
+        assert not [pid for pid in pids if alive(pid)]
         assert not _files(prefix)
     assert len(held) == 16 and all(np.all(batch["x"] == 1) for batch in held)  # mapped memory outlives the files
