@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -20,34 +17,10 @@ from typing import Dict, List, Optional, Tuple
 import pytest
 import torch
 
+from process_helpers import launch, run_processes
+from torch_helpers import torchrun
+
 SCRIPT = Path(__file__).with_name("distributed_script.py")
-TORCHRUN = Path(sys.executable).with_name("torchrun")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def torchrun(out: Path, nproc: int = 2, timeout: float = 240, script: Path = SCRIPT, **env: str) -> Tuple[int, str]:
-    """Run the script under torchrun; kill the whole process group if it overruns. Returns (exit code, output)."""
-    out.mkdir(parents=True, exist_ok=True)
-    environ = dict(os.environ, OMP_NUM_THREADS="1", FE_T_OUT=str(out), FE_HISTORY_DB=str(out / "history.db"),
-                   **env)
-    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
-        environ.pop(name, None)
-    command = [str(TORCHRUN), "--nproc_per_node", str(nproc), "--master_addr", "127.0.0.1", "--master_port",
-               str(free_port()), str(script)]
-    process = subprocess.Popen(command, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        pytest.fail(f"torchrun did not finish in {timeout} s:\n{output[-3000:]}")
-    return process.returncode, output
 
 
 def results(out: Path, nproc: int = 2) -> List[Dict]:
@@ -59,7 +32,7 @@ def two_ranks(tmp_path_factory) -> Tuple[List[Dict], str]:
     """One uninterrupted 2-rank run, with a RestoreWizard (its checkpoints change nothing in the run), that the tests
     below read; the resume test compares a killed and resumed run with it (one launch fewer: CI time)."""
     out = tmp_path_factory.mktemp("ddp")
-    code, output = torchrun(out, FE_T_CKPT=str(out / "ckpt"))
+    code, output = torchrun(out, SCRIPT, FE_T_CKPT=str(out / "ckpt"))
     assert code == 0, output[-3000:]
     return results(out), output
 
@@ -110,10 +83,10 @@ def test_num_devices_is_the_world_size_and_only_rank_0_prints(two_ranks):
 @pytest.mark.slow
 def test_a_run_killed_mid_epoch_resumes_bitwise(two_ranks, tmp_path):
     clean, _ = two_ranks  # the same script, uninterrupted, with a RestoreWizard too
-    code, output = torchrun(tmp_path / "crashed", FE_T_CKPT=str(tmp_path / "ckpt"), FE_T_CRASH_AT="5")
+    code, output = torchrun(tmp_path / "crashed", SCRIPT, FE_T_CKPT=str(tmp_path / "ckpt"), FE_T_CRASH_AT="5")
     assert code != 0
     assert sorted(os.listdir(tmp_path / "ckpt")) == ["key.txt", "step-2", "step-4"]  # written once, by rank 0
-    code, output = torchrun(tmp_path / "crashed", FE_T_CKPT=str(tmp_path / "ckpt"))
+    code, output = torchrun(tmp_path / "crashed", SCRIPT, FE_T_CKPT=str(tmp_path / "ckpt"))
     assert code == 0, output[-3000:]
     assert "restored" in output and "step-4 (epoch 2, step 4)" in output  # mid-epoch: epoch 2 has 3 steps
     resumed = results(tmp_path / "crashed")
@@ -127,23 +100,15 @@ def plain_processes(out: Path, timeout: float = 240, **env: str) -> Tuple[List[i
     """Start 2 ordinary python processes with the variables a cluster manager sets (Slurm/Kubernetes/Ray Train
     export RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), no torchrun."""
     out.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    processes = []
-    for rank in range(2):
-        environ = dict(os.environ, OMP_NUM_THREADS="1", FE_T_OUT=str(out), FE_HISTORY_DB=str(out / "history.db"),
-                       RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
-                       MASTER_PORT=str(port), **env)
-        processes.append(subprocess.Popen([sys.executable, str(SCRIPT)], env=environ, stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True, start_new_session=True))
-    outputs = []
-    try:
-        for process in processes:
-            outputs.append(process.communicate(timeout=timeout)[0])
-    except subprocess.TimeoutExpired:
-        for process in processes:
-            os.killpg(process.pid, signal.SIGKILL)
-        pytest.fail("the processes did not finish in time")
-    return [process.returncode for process in processes], "".join(outputs)
+
+    def start(ports: List[int]) -> Tuple[List[int], List[str]]:
+        environs = [dict(os.environ, OMP_NUM_THREADS="1", FE_T_OUT=str(out), FE_HISTORY_DB=str(out / "history.db"),
+                         RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
+                         MASTER_PORT=str(ports[0]), **env) for rank in range(2)]
+        return run_processes([[sys.executable, str(SCRIPT)]] * 2, environs, timeout)
+
+    codes, outputs = launch(start)
+    return codes, "".join(outputs)
 
 
 @pytest.mark.slow
@@ -207,7 +172,7 @@ def _error_of(function, *args) -> Optional[str]:
 @pytest.mark.gpu
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="NCCL data-parallel needs 2 GPUs (one per process)")
 def test_nccl_on_two_gpus(tmp_path):
-    code, output = torchrun(tmp_path, nproc=2)
+    code, output = torchrun(tmp_path, SCRIPT, nproc=2)
     assert code == 0, output[-3000:]
     ranks = results(tmp_path)
     assert ranks[0]["weights"] == ranks[1]["weights"]

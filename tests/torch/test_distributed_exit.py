@@ -10,7 +10,7 @@ import pytest
 import torch.distributed as dist
 
 from fe_torch import distributed
-from test_distributed import free_port
+from process_helpers import free_port
 
 
 @pytest.fixture

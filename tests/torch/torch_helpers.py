@@ -1,11 +1,16 @@
-"""Helpers for fe-torch's tests: tiny synthetic data, parameter snapshots, and the GPU marker."""
+"""Helpers for fe-torch's tests: tiny synthetic data, parameter snapshots, the GPU marker and torchrun."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+import os
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pytest
 import torch
+
+from process_helpers import launch, run_processes
 
 HAS_CUDA = torch.cuda.is_available()
 #: Tests that need a GPU: marked `gpu` (deselected by default) and skipped on machines without CUDA.
@@ -55,3 +60,34 @@ def optimizer_state_tensors(optimizer: torch.optim.Optimizer) -> List[torch.Tens
             value = state[index][key]
             values.append(value.detach().clone().cpu() if isinstance(value, torch.Tensor) else torch.tensor(value))
     return values
+
+
+TORCHRUN = Path(sys.executable).with_name("torchrun")
+#: Variables a surrounding launcher may have set; a test's torchrun sets its own.
+LAUNCHER_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+
+
+def torchrun(out: Path, script: Union[Path, Sequence[str]], nproc: int = 2, timeout: float = 240,
+             cwd: Optional[Path] = None, **env: str) -> Tuple[int, str]:
+    """Run `script` (a path, or torchrun's arguments after the options, e.g. ["-m", "fe.cli", ...]) under torchrun
+    on 127.0.0.1 with `nproc` processes, writing into `out` (FE_T_OUT, its own history database).
+
+    Bounded: the whole process group is killed (and the test fails) after `timeout` s. Launched once more on a new
+    port when the rendezvous port was taken between picking and binding it (pytest-xdist runs other tests meanwhile).
+
+    Returns:
+        (exit code, output).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    environ = dict(os.environ, OMP_NUM_THREADS="1", FE_T_OUT=str(out), FE_HISTORY_DB=str(out / "history.db"), **env)
+    for name in LAUNCHER_VARIABLES:
+        environ.pop(name, None)
+    target = [str(script)] if isinstance(script, Path) else list(script)
+
+    def start(ports: List[int]) -> Tuple[List[int], List[str]]:
+        command = [str(TORCHRUN), "--nproc_per_node", str(nproc), "--master_addr", "127.0.0.1", "--master_port",
+                   str(ports[0])] + target
+        return run_processes([command], [environ], timeout, cwd=None if cwd is None else str(cwd), what="torchrun")
+
+    codes, outputs = launch(start)
+    return codes[0], outputs[0]
