@@ -17,13 +17,13 @@ from fe_core.build import build, reset_build_count
 from fe_core.dataset import BatchDataset, NumpyDataset
 from fe_core.estimator import Estimator
 from fe_core.network import make_network
-from fe_core.op.numpyop import NumpyOp
 from fe_core.op.tensorop import MeanSquaredError, ModelOp, TensorOp, UpdateOp
 from fe_core.pipeline import Pipeline
 from fe_core.schedule import EpochScheduler, RepeatScheduler
 from fe_core.summary import System
 from fe_core.trace import Trace
 from fe_core.trace.io import RestoreWizard
+from resume_helpers import VarDataset, VarNumpyOp, VarTrace, linear_system, saved_and_loaded, xy
 
 
 class PlainDataset:
@@ -39,21 +39,6 @@ class PlainDataset:
         return len(self.data)
 
 
-class VarDataset(NumpyDataset):
-    def __init__(self, data: Dict[str, np.ndarray], var: int) -> None:
-        super().__init__(data)
-        self.var = var
-
-
-class VarNumpyOp(NumpyOp):
-    def __init__(self, var: int) -> None:
-        super().__init__(inputs="x", outputs="x", mode="train")
-        self.var = var
-
-    def forward(self, data: Any, state: Dict[str, Any]) -> Any:
-        return data
-
-
 class ScaleBy(TensorOp):
     """x * var inside the compiled step."""
 
@@ -65,35 +50,12 @@ class ScaleBy(TensorOp):
         return data * self.var
 
 
-class VarTrace(Trace):
-    def __init__(self, var1: int) -> None:
-        super().__init__(mode="train")
-        self.var1 = var1
-
-
-def xy(size: int = 4) -> Dict[str, np.ndarray]:
-    return {"x": np.ones((size, 2), np.float32), "y": np.ones((size, 1), np.float32)}
-
-
 def dense(inputs: int) -> Any:
     return keras.Sequential([keras.Input(shape=(inputs,)), keras.layers.Dense(1)])
 
 
 def system_of(train_data: Any, ops: List[Any] = (), tensor_ops: List[Any] = (), traces: List[Any] = ()) -> System:
-    reset_build_count()
-    model = build(model_fn=lambda: dense(2), optimizer_fn="adam", model_name="lin")
-    network = make_network(list(tensor_ops) + [ModelOp(model=model, inputs="x", outputs="y_pred")])
-    pipeline = Pipeline(train_data=train_data, ops=list(ops), batch_size=1)
-    return System(network=network, pipeline=pipeline, traces=list(traces))
-
-
-def saved_and_loaded(make: Any, change: Any, tmp_path: Any) -> System:
-    system = make()
-    change(system)
-    system.save_state(str(tmp_path / "state"))
-    fresh = make()
-    fresh.load_state(str(tmp_path / "state"))
-    return fresh
+    return linear_system(lambda: dense(2), train_data, ops, tensor_ops, traces)
 
 
 def train_data(system: System) -> Any:
