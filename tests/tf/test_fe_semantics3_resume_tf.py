@@ -23,7 +23,7 @@ from fe_core.schedule import EpochScheduler, RepeatScheduler
 from fe_core.summary import System
 from fe_core.trace import Trace
 from fe_core.trace.io import RestoreWizard
-from resume_helpers import VarDataset, VarNumpyOp, VarTrace, linear_system, saved_and_loaded, xy
+from semantics3_helpers import VarDataset, VarNumpyOp, VarTrace, linear_system, saved_and_loaded, xy
 
 
 class PlainDataset:

@@ -17,10 +17,10 @@ from fe_core.dataset import NumpyDataset
 from fe_core.estimator import Estimator
 from fe_core.framework.public import public_framework
 from fe_core.pipeline import Pipeline
-from fe_core.trace.meta import per_ds
 from fe_core.trace.metric import Accuracy, CalibrationError
 from fe_core.trace.trace import Trace
 from fe_core.types import Array, DataSequence, Model, Tensor
+from semantics3_helpers import PerDSReader
 from tf_testing import classifier_network, dense_model
 
 TORCH_INSTALLED = public_framework() == "torch"  # (a tests/torch directory on sys.path is no torch install)
@@ -46,22 +46,6 @@ class Reader(Trace):
         self.seen.append(("end", tf.is_tensor(data["y_pred"]), data["y_pred"].numpy().shape, tf.is_tensor(data["y"]),
                           tf.is_tensor(data["ce"])))
         data.write_with_log("pred_mean", float(data["y_pred"].numpy().mean()))
-
-
-@per_ds
-class PerDSReader(Trace):
-    def __init__(self) -> None:
-        super().__init__(inputs="y_pred", outputs="rows", mode="eval")
-        self.rows = 0
-
-    def on_epoch_begin(self, data: Data) -> None:
-        self.rows = 0
-
-    def on_batch_end(self, data: Data) -> None:
-        self.rows += data["y_pred"].numpy().shape[0]
-
-    def on_epoch_end(self, data: Data) -> None:
-        data.write_with_log("rows", self.rows)
 
 
 @pytest.fixture(scope="module")

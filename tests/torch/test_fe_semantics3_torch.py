@@ -18,10 +18,10 @@ from fe_core.network import make_network
 from fe_core.op.tensorop.loss import CrossEntropy
 from fe_core.op.tensorop.model import ModelOp, UpdateOp
 from fe_core.pipeline import Pipeline
-from fe_core.trace.meta import per_ds
 from fe_core.trace.metric import Accuracy, CalibrationError
 from fe_core.trace.trace import Trace
 from fe_core.types import Array, DataSequence, Model, Tensor
+from semantics3_helpers import PerDSReader
 
 
 def _arrays(n: int, seed: int) -> Dict[str, np.ndarray]:
@@ -44,22 +44,6 @@ class Reader(Trace):
         self.seen.append(("end", type(data["y_pred"]), data["y_pred"].numpy().shape, type(data["y"]),
                           data["y_pred"].device.type, type(data["ce"])))
         data.write_with_log("pred_mean", float(data["y_pred"].numpy().mean()))
-
-
-@per_ds
-class PerDSReader(Trace):
-    def __init__(self) -> None:
-        super().__init__(inputs="y_pred", outputs="rows", mode="eval")
-        self.rows = 0
-
-    def on_epoch_begin(self, data: Data) -> None:
-        self.rows = 0
-
-    def on_batch_end(self, data: Data) -> None:
-        self.rows += data["y_pred"].numpy().shape[0]
-
-    def on_epoch_end(self, data: Data) -> None:
-        data.write_with_log("rows", self.rows)
 
 
 @pytest.fixture(scope="module")

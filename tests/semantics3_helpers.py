@@ -1,5 +1,6 @@
-"""Pieces shared by the torch and tf tests of what a checkpoint restores (test_fe_semantics3_resume_*.py): entries
-holding a `var` the tests change before saving, and a save-then-load round trip. Framework-free (fe_core only)."""
+"""Pieces shared by the torch and tf tests of FastEstimator semantics part 3 (test_fe_semantics3*_{torch,tf}.py):
+entries holding a `var` the resume tests change before saving, a save-then-load round trip, and a per-dataset eval
+trace. Framework-free (fe_core only): the tensors' own `.numpy()` is all it calls."""
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
@@ -7,6 +8,7 @@ from typing import Any, Callable, Dict, List
 import numpy as np
 
 from fe_core.build import build, reset_build_count
+from fe_core.data import Data
 from fe_core.dataset import NumpyDataset
 from fe_core.network import make_network
 from fe_core.op.numpyop import NumpyOp
@@ -14,6 +16,7 @@ from fe_core.op.tensorop import ModelOp
 from fe_core.pipeline import Pipeline
 from fe_core.summary import System
 from fe_core.trace import Trace
+from fe_core.trace.meta import per_ds
 
 
 class VarDataset(NumpyDataset):
@@ -59,3 +62,21 @@ def saved_and_loaded(make: Any, change: Any, tmp_path: Any) -> System:
     fresh = make()
     fresh.load_state(str(tmp_path / "state"))
     return fresh
+
+
+@per_ds
+class PerDSReader(Trace):
+    """Counts the eval rows of an epoch and logs them as `rows` (for every eval dataset apart: per_ds)."""
+
+    def __init__(self) -> None:
+        super().__init__(inputs="y_pred", outputs="rows", mode="eval")
+        self.rows = 0
+
+    def on_epoch_begin(self, data: Data) -> None:
+        self.rows = 0
+
+    def on_batch_end(self, data: Data) -> None:
+        self.rows += data["y_pred"].numpy().shape[0]
+
+    def on_epoch_end(self, data: Data) -> None:
+        data.write_with_log("rows", self.rows)
