@@ -22,18 +22,10 @@ def test_numbers_print_in_numpy_notation_with_seven_digits_and_parse_back(value,
 
 
 def test_a_value_with_error_prints_three_readable_numbers_that_parse_back(capsys):
-    from fe_core.data import Data
     from fe_core.summary.summary import ValWithError
-    from fe_core.summary.system import System
-    from fe_core.trace import Logger
-    system = System(network=None, pipeline=None, traces=[], mode="eval", log_steps=1, total_epochs=1)
-    system.summary = Summary("review")
-    system.global_step, system.epoch_idx = 3, 1
-    logger = Logger()
-    logger.system = system
-    data = Data()
-    data.write_with_log("calibration_error", ValWithError(0.12247449124543654, 0.41079192549707805, 0.6533567))
-    logger.on_epoch_end(data)
+    from logger_helpers import log_eval_epoch
+    error = ValWithError(0.12247449124543654, 0.41079192549707805, 0.6533567)
+    system = log_eval_epoch({"calibration_error": error}, step=3)
     line = capsys.readouterr().out.strip()
     assert line == "FastEstimator-Eval: step: 3; epoch: 1; calibration_error: (0.1224745, 0.4107919, 0.6533567);"
     parsed = parse_log_iter([line], Summary(None)).history["eval"]["calibration_error"][3]

@@ -13,23 +13,6 @@ from fe_core.dataset import BatchDataset, NumpyDataset
 from fe_core.summary.system import System
 
 
-class _OwnState:
-    def __init__(self):
-        self.seen = 0
-
-    def __len__(self):
-        return 4
-
-    def __getitem__(self, index):
-        return {"x": np.int64(index)}
-
-    def get_state(self):
-        return {"seen": self.seen}
-
-    def set_state(self, state):
-        self.seen = state["seen"]
-
-
 class _Plain:
     def __init__(self):
         self.seen = 0
@@ -39,6 +22,14 @@ class _Plain:
 
     def __getitem__(self, index):
         return {"x": np.int64(index)}
+
+
+class _OwnState(_Plain):
+    def get_state(self):
+        return {"seen": self.seen}
+
+    def set_state(self, state):
+        self.seen = state["seen"]
 
 
 class _Numpy(NumpyDataset):

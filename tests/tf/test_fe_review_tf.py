@@ -47,19 +47,8 @@ def test_loader_batches_are_tensors_every_epoch_and_per_ds_id():
 
 
 def test_the_logger_prints_tf_tensors_and_variables_a_trace_logs(capsys):
-    from fe_core.data import Data
-    from fe_core.summary.summary import Summary
-    from fe_core.summary.system import System
-    from fe_core.trace import Logger
-    system = System(network=None, pipeline=None, traces=[], mode="eval", log_steps=1, total_epochs=1)
-    system.summary = Summary("review")
-    system.global_step, system.epoch_idx = 4, 1
-    logger = Logger()
-    logger.system = system
-    data = Data()
-    data.write_with_log("var", tf.Variable(0.25))
-    data.write_with_log("plain", tf.constant(2.5, dtype=tf.float16))
-    logger.on_epoch_end(data)
+    from logger_helpers import log_eval_epoch
+    system = log_eval_epoch({"var": tf.Variable(0.25), "plain": tf.constant(2.5, dtype=tf.float16)}, step=4)
     assert capsys.readouterr().out.strip() == "FastEstimator-Eval: step: 4; epoch: 1; plain: 2.5; var: 0.25;"
     assert system.summary.history["eval"]["var"][4] == 0.25
 

@@ -53,20 +53,9 @@ def test_loader_batches_are_torch_tensors_every_epoch_and_per_ds_id():
 
 
 def test_the_logger_prints_torch_tensors_a_trace_logs_grad_and_all(capsys):
-    from fe_core.data import Data
     from fe_core.summary.logs import parse_log_text
-    from fe_core.summary.summary import Summary
-    from fe_core.summary.system import System
-    from fe_core.trace import Logger
-    system = System(network=None, pipeline=None, traces=[], mode="eval", log_steps=1, total_epochs=1)
-    system.summary = Summary("review")
-    system.global_step, system.epoch_idx = 4, 1
-    logger = Logger()
-    logger.system = system
-    data = Data()
-    data.write_with_log("weighted", torch.ones(1, requires_grad=True) * 0.25)
-    data.write_with_log("plain", torch.tensor(2.5))
-    logger.on_epoch_end(data)
+    from logger_helpers import log_eval_epoch
+    system = log_eval_epoch({"weighted": torch.ones(1, requires_grad=True) * 0.25, "plain": torch.tensor(2.5)}, step=4)
     line = capsys.readouterr().out.strip()
     assert line == "FastEstimator-Eval: step: 4; epoch: 1; plain: 2.5; weighted: 0.25;"
     assert parse_log_text(line + "\n").history["eval"]["weighted"][4] == 0.25
