@@ -1,7 +1,8 @@
 """Helpers shared by the Pipeline layering tests (tests/core/test_pipeline_layers_*.py)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+import random
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -28,3 +29,22 @@ def epochs(pipeline: Any, count: int = 2, steps_per_epoch: Optional[int] = None
                     for each in [pool] + list(getattr(pool, "member_pools", None) or ()) if pool else ():
                         pids.update(each.pids())
     return batches, pids
+
+
+def interrupted_and_resumed(build: Callable[[int], Any], count: int = 3) -> Tuple[List[Dict[str, np.ndarray]], Any]:
+    """A run of `build(2)` (2 worker processes) stopped after `count` batches of epoch 1 with a checkpoint (the
+    Pipeline's state and the global random states), then, as in a fresh process (another numpy random state), a new
+    `build(2)` restored from it. Returns the batches seen before the stop and the restored Pipeline."""
+    interrupted = build(2)
+    with interrupted.workers():
+        with interrupted(mode="train", epoch=1) as loader:
+            iterator = iter(loader)
+            seen = [{key: np.array(value) for key, value in next(iterator).items()} for _ in range(count)]
+            checkpoint = interrupted.get_state()
+            numpy_state, python_state = np.random.get_state(), random.getstate()
+    np.random.seed(999)  # a fresh process: another random state, and fresh index maps
+    resumed = build(2)
+    resumed.set_state(checkpoint)
+    np.random.set_state(numpy_state)
+    random.setstate(python_state)
+    return seen, resumed

@@ -14,7 +14,7 @@ from fe_core.dataset import (BatchDataset, CombinedDataset, ExtendDataset, Inter
 from fe_core.determinism import enable_deterministic
 from fe_core.op.numpyop import NumpyOp, RemoveIf
 from fe_core.pipeline import Pipeline
-from pipeline_layer_helpers import alive, epochs, same
+from pipeline_layer_helpers import alive, epochs, interrupted_and_resumed, same
 
 
 @pytest.fixture(autouse=True)
@@ -122,18 +122,7 @@ def test_resume_mid_epoch_with_workers_redraws_the_same_index_maps(kind, tmp_pat
     enable_deterministic(4)
     expected, _ = epochs(build(0))
     enable_deterministic(4)
-    interrupted = build(2)
-    with interrupted.workers():
-        with interrupted(mode="train", epoch=1) as loader:
-            iterator = iter(loader)
-            seen = [{key: np.array(value) for key, value in next(iterator).items()} for _ in range(3)]
-            checkpoint = interrupted.get_state()
-            states = np.random.get_state(), random.getstate()
-    np.random.seed(999)  # a fresh process: another random state, and fresh index maps
-    resumed = build(2)
-    resumed.set_state(checkpoint)
-    np.random.set_state(states[0])
-    random.setstate(states[1])
+    seen, resumed = interrupted_and_resumed(build)
     rest, pids = epochs(resumed)
     assert len(pids) == 2 and same(seen + rest, expected)
 

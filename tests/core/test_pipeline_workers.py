@@ -25,6 +25,7 @@ from fe_core.op.tensorop import MeanSquaredError, ModelOp, UpdateOp
 from fe_core.pipeline import Pipeline
 from fe_core.pipeline._workers import PipelineWorkerError
 from fe_core.trace import Trace
+from pipeline_layer_helpers import alive, interrupted_and_resumed, same
 
 
 @pytest.fixture(autouse=True)
@@ -63,11 +64,6 @@ def run_epochs(pipeline: Pipeline, epochs=(1, 2), steps=None) -> List[Dict[str, 
             with pipeline(mode="train", epoch=epoch, steps_per_epoch=steps) as loader:
                 batches += [{key: np.array(value) for key, value in batch.items()} for batch in loader]
     return batches
-
-
-def same(first: List[Dict[str, Any]], second: List[Dict[str, Any]]) -> bool:
-    return len(first) == len(second) and all(
-        a.keys() == b.keys() and all(np.array_equal(a[key], b[key]) for key in a) for a, b in zip(first, second))
 
 
 @pytest.mark.parametrize("steps", [None, 9], ids=["one-pass", "steps-repeat-the-data"])
@@ -109,7 +105,7 @@ def test_workers_start_once_per_block_and_are_gone_after_it():
     assert len(set(seen)) == 1 and len(seen[0]) == 2
     assert pipeline._worker_pool is None
     for pid in seen[0]:
-        assert not _alive(pid)
+        assert not alive(pid)
 
 
 def test_small_epochs_run_in_the_training_process(monkeypatch):
@@ -193,19 +189,7 @@ def test_resume_mid_epoch_with_workers_gives_the_uninterrupted_batches():
     enable_deterministic(2)
     expected = run_epochs(build(0))
     enable_deterministic(2)
-    interrupted = build(2)
-    with interrupted.workers():
-        with interrupted(mode="train", epoch=1) as loader:
-            iterator = iter(loader)
-            seen = [{key: np.array(value) for key, value in next(iterator).items()} for _ in range(3)]
-            checkpoint = interrupted.get_state()
-            random_state = np.random.get_state()
-            python_state = random.getstate()
-    np.random.seed(999)
-    resumed = build(2)
-    resumed.set_state(checkpoint)
-    np.random.set_state(random_state)
-    random.setstate(python_state)
+    seen, resumed = interrupted_and_resumed(build)
     assert same(seen + run_epochs(resumed), expected)
 
 
@@ -269,7 +253,7 @@ def test_fit_with_workers_trains_exactly_as_in_process_and_starts_them_once(nump
     assert with_workers["step"] == reference["step"] == 24
     pids = with_workers["pids"]
     assert len(pids) == 3 and len(set(pids)) == 1 and len(pids[0]) == 2
-    assert not any(_alive(pid) for pid in pids[0])
+    assert not any(alive(pid) for pid in pids[0])
 
 
 def test_fit_killed_mid_epoch_resumes_bitwise_with_workers(tmp_path, numpy_backend):
@@ -281,18 +265,6 @@ def test_fit_killed_mid_epoch_resumes_bitwise_with_workers(tmp_path, numpy_backe
     resumed = fit(2, directory)
     assert resumed["step"] == 24
     np.testing.assert_array_equal(resumed["W"], reference["W"])
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie (exited, not yet reaped by its parent) is not running
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stream:
-            return stream.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_image_decoding_runs_in_the_workers_with_the_in_process_result(tmp_path):
