@@ -48,3 +48,17 @@ def interrupted_and_resumed(build: Callable[[int], Any], count: int = 3) -> Tupl
     np.random.set_state(numpy_state)
     random.setstate(python_state)
     return seen, resumed
+
+
+def random_images(directory: Any, count: int, shape: Tuple[int, ...], seed: int, alternate_jpg: bool = False
+                  ) -> List[str]:
+    """Write `count` random uint8 images of `shape` into `directory` (PNG; every other one JPEG with
+    `alternate_jpg`) with OpenCV, and return their paths."""
+    import cv2  # pylint: disable=import-outside-toplevel
+    rng = np.random.default_rng(seed)
+    paths = []
+    for index in range(count):
+        path = str(directory / f"{index}.{'png' if index % 2 or not alternate_jpg else 'jpg'}")
+        cv2.imwrite(path, rng.integers(0, 255, shape, dtype=np.uint8))
+        paths.append(path)
+    return paths

@@ -12,7 +12,7 @@ from fe_core.dataset import NumpyDataset
 from fe_core.determinism import enable_deterministic
 from fe_core.op.numpyop import NumpyOp
 from fe_core.pipeline import Pipeline
-from pipeline_layer_helpers import same
+from pipeline_layer_helpers import random_images, same
 
 
 @pytest.fixture(autouse=True)
@@ -43,14 +43,8 @@ def run(pipeline: Pipeline, epochs: int) -> Tuple[List[Dict[str, np.ndarray]], L
 
 
 def test_get_batch_dataset_through_read_image_gives_the_same_batches_for_0_1_and_2_workers(tmp_path):
-    import cv2
     from fe_core.op.numpyop.univariate import ReadImage
-    rng = np.random.default_rng(5)
-    paths = []
-    for index in range(64):
-        path = str(tmp_path / f"{index}.png")
-        cv2.imwrite(path, rng.integers(0, 255, (4, 3, 3), dtype=np.uint8))
-        paths.append(path)
+    paths = random_images(tmp_path, 64, (4, 3, 3), seed=5)
     results = {}
     for num_process in (0, 1, 2):
         pipeline = Pipeline(train_data=NumpyDataset({"x": np.array(paths), "y": np.arange(64)}), batch_size=8,

@@ -25,7 +25,7 @@ from fe_core.op.tensorop import MeanSquaredError, ModelOp, UpdateOp
 from fe_core.pipeline import Pipeline
 from fe_core.pipeline._workers import PipelineWorkerError
 from fe_core.trace import Trace
-from pipeline_layer_helpers import alive, interrupted_and_resumed, same
+from pipeline_layer_helpers import alive, interrupted_and_resumed, random_images, same
 
 
 @pytest.fixture(autouse=True)
@@ -268,14 +268,8 @@ def test_fit_killed_mid_epoch_resumes_bitwise_with_workers(tmp_path, numpy_backe
 
 
 def test_image_decoding_runs_in_the_workers_with_the_in_process_result(tmp_path):
-    import cv2
     from fe_core.op.numpyop.univariate import Minmax, ReadImage
-    rng = np.random.default_rng(3)
-    paths = []
-    for index in range(24):
-        path = str(tmp_path / f"{index}.{'png' if index % 2 else 'jpg'}")
-        cv2.imwrite(path, rng.integers(0, 255, (6, 5, 3), dtype=np.uint8))
-        paths.append(path)
+    paths = random_images(tmp_path, 24, (6, 5, 3), seed=3, alternate_jpg=True)
 
     def build(num_process):
         return Pipeline(train_data=NumpyDataset({"x": np.array(paths), "y": np.arange(24)}), batch_size=5,
