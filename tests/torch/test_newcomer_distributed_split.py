@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from test_distributed import torchrun
+from torch_helpers import torchrun
 
 SCRIPT = Path(__file__).with_name("newcomer_split_script.py")
 

@@ -16,7 +16,8 @@ import pytest
 
 from fe_core.pipeline._transport import shared_directory
 
-from test_distributed import torchrun
+from process_helpers import alive
+from torch_helpers import torchrun
 
 SCRIPT = Path(__file__).with_name("distributed_workers_script.py")
 ENV = {"FE_PIPELINE_MIN_WORKER_SAMPLES": "0"}  # 48 samples: workers anyway
@@ -26,25 +27,8 @@ def ranks(out: Path) -> List[Dict]:
     return [json.loads((out / f"rank{rank}.json").read_text()) for rank in range(2)]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
-def launch(out: Path, **env: str):
-    """torchrun, launched again (once) when its rendezvous port was taken between `free_port` and torchrun's bind:
-    on a busy CI machine other tests open connections from the same range of ports."""
-    code, output = torchrun(out, script=SCRIPT, timeout=240, **env)
-    if code != 0 and ("EADDRINUSE" in output or "ddress already in use" in output):
-        code, output = torchrun(out, script=SCRIPT, timeout=240, **env)
-    return code, output
+def torchrun_workers(out: Path, **env: str):
+    return torchrun(out, SCRIPT, timeout=240, **env)  # retried once on a taken port by torchrun itself
 
 
 def assert_nothing_left(out: Path) -> None:
@@ -55,26 +39,26 @@ def assert_nothing_left(out: Path) -> None:
     assert records
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        alive = [pid for record in records for pid in record["pids"] if _alive(pid)]
+        living = [pid for record in records for pid in record["pids"] if alive(pid)]
         files = [name for name in os.listdir(shared_directory()) for record in records
                  if name.startswith(record["prefix"])]
-        if not alive and not files:
+        if not living and not files:
             return
         time.sleep(0.2)
-    pytest.fail(f"left behind: processes {alive}, files {files}")
+    pytest.fail(f"left behind: processes {living}, files {files}")
 
 
 @pytest.fixture(scope="module")
 def in_process(tmp_path_factory) -> List[Dict]:
     out = tmp_path_factory.mktemp("np0")
-    code, output = launch(out, FE_T_NP="0", **ENV)
+    code, output = torchrun_workers(out, FE_T_NP="0", **ENV)
     assert code == 0, output[-3000:]
     return ranks(out)
 
 
 @pytest.mark.slow
 def test_each_rank_runs_its_own_workers_with_the_in_process_batches(in_process, tmp_path):
-    code, output = launch(tmp_path, FE_T_NP="2", **ENV)
+    code, output = torchrun_workers(tmp_path, FE_T_NP="2", **ENV)
     assert code == 0, output[-3000:]
     with_workers = ranks(tmp_path)
     for expected, got in zip(in_process, with_workers):
@@ -95,12 +79,12 @@ def test_each_rank_runs_its_own_workers_with_the_in_process_batches(in_process, 
 @pytest.mark.slow
 def test_a_rank_killed_mid_epoch_resumes_exactly_with_workers(in_process, tmp_path):
     crashed = tmp_path / "crashed"
-    code, output = launch(crashed, FE_T_NP="2", FE_T_CKPT=str(tmp_path / "ckpt"), FE_T_KILL_AT="5", **ENV)
+    code, output = torchrun_workers(crashed, FE_T_NP="2", FE_T_CKPT=str(tmp_path / "ckpt"), FE_T_KILL_AT="5", **ENV)
     assert code != 0
     assert_nothing_left(crashed)
     for path in crashed.glob("pids*.json"):
         path.unlink()
-    code, output = launch(crashed, FE_T_NP="2", FE_T_CKPT=str(tmp_path / "ckpt"), **ENV)
+    code, output = torchrun_workers(crashed, FE_T_NP="2", FE_T_CKPT=str(tmp_path / "ckpt"), **ENV)
     assert code == 0, output[-3000:]
     assert "restored" in output
     for expected, got in zip(in_process, ranks(crashed)):
