@@ -1,12 +1,21 @@
-"""Helpers shared by the Pipeline layering tests (tests/core/test_pipeline_layers_*.py)."""
+"""Helpers shared by the Pipeline tests (tests/core/test_pipeline_layers_*.py, test_pipeline_workers*.py and
+test_worker_pool_*.py)."""
 from __future__ import annotations
 
+import contextlib
+import os
 import random
-from typing import Any, Callable, Dict, List, Optional, Tuple
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from process_helpers import alive  # noqa: F401  (re-exported for the layering tests)
+from fe_core.pipeline._transport import shared_directory
+from process_helpers import alive
 
 
 def same(first: List[Dict[str, Any]], second: List[Dict[str, Any]]) -> bool:
@@ -62,3 +71,62 @@ def random_images(directory: Any, count: int, shape: Tuple[int, ...], seed: int,
         cv2.imwrite(path, rng.integers(0, 255, shape, dtype=np.uint8))
         paths.append(path)
     return paths
+
+
+#: The start of a trainer script: a Slow op (`time.sleep(SLOW)` per sample) and the names the scripts use.
+SLOW_OP_SCRIPT = """
+import time
+import numpy as np
+from fe_core.dataset import NumpyDataset
+from fe_core.op.numpyop import LambdaOp, NumpyOp
+from fe_core.pipeline import Pipeline
+
+class Slow(NumpyOp):
+    def forward(self, data, state):
+        time.sleep(SLOW)
+        return data + ADD
+"""
+
+
+def trainer_script(body: str, sleep: float, add: int = 1) -> str:
+    """SLOW_OP_SCRIPT (each sample sleeps `sleep` s and gets `add` added), then `body` (dedented)."""
+    return f"SLOW, ADD = {sleep!r}, {add!r}\n" + SLOW_OP_SCRIPT + textwrap.dedent(body)
+
+
+def shared_files(prefix: str) -> List[str]:
+    """The shared-memory files (segments and task files) of the pool with this prefix."""
+    return [name for name in os.listdir(shared_directory()) if name.startswith(prefix)]
+
+
+def wait_until_gone(pids: Sequence[int], prefix: Optional[str] = None, seconds: float = 10.0,
+                    poll: float = 0.05) -> None:
+    """Wait at most `seconds` until no process of `pids` is alive (and, given a prefix, no file of that pool is
+    left); the caller asserts what is left."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and (any(alive(int(pid)) for pid in pids) or
+                                           (prefix is not None and shared_files(prefix))):
+        time.sleep(poll)
+
+
+@contextlib.contextmanager
+def trainer_with_workers(script: str) -> Iterator[Tuple[subprocess.Popen, str, List[int]]]:
+    """Run `script` in a trainer process that prints its pool's prefix and worker pids on one line; yields the
+    trainer, the prefix and the pids, and kills whatever of them is left afterwards."""
+    env = dict(os.environ, FE_PIPELINE_MIN_WORKER_SAMPLES="0", OMP_NUM_THREADS="1")
+    trainer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env)
+    workers: List[int] = []
+    try:
+        line = trainer.stdout.readline().split()
+        assert line, trainer.stderr.read()
+        prefix, workers = line[0], [int(pid) for pid in line[1:]]
+        yield trainer, prefix, workers
+    finally:
+        for pid in [trainer.pid] + workers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        trainer.wait(timeout=10)
+        trainer.stdout.close()
+        trainer.stderr.close()

@@ -10,21 +10,10 @@ import time
 
 import pytest
 
-from fe_core.pipeline._transport import shared_directory
+from pipeline_layer_helpers import shared_files, trainer_script, trainer_with_workers, wait_until_gone
 from process_helpers import alive
 
-SCRIPT = textwrap.dedent("""
-    import time
-    import numpy as np
-    from fe_core.dataset import NumpyDataset
-    from fe_core.op.numpyop import NumpyOp
-    from fe_core.pipeline import Pipeline
-
-    class Slow(NumpyOp):
-        def forward(self, data, state):
-            time.sleep(0.002)
-            return data + 1
-
+SCRIPT = trainer_script("""
     pipeline = Pipeline(train_data=NumpyDataset({"x": np.zeros((2000, 32, 32), np.float32)}), batch_size=32,
                         ops=[Slow(inputs="x", outputs="x")], num_process=2)
     with pipeline.workers():
@@ -34,39 +23,20 @@ SCRIPT = textwrap.dedent("""
             pool = pipeline._worker_pool
             print(pool.prefix, *pool.pids(), flush=True)
             time.sleep(60)
-""")
+""", sleep=0.002)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to see the worker processes")
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
 def test_no_worker_process_or_shared_memory_outlives_the_trainer(how):
-    env = dict(os.environ, FE_PIPELINE_MIN_WORKER_SAMPLES="0", OMP_NUM_THREADS="1")
-    trainer = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env=env)
-    workers = []
-    try:
-        line = trainer.stdout.readline().split()
-        assert line, trainer.stderr.read()
-        prefix, workers = line[0], [int(pid) for pid in line[1:]]
+    with trainer_with_workers(SCRIPT) as (trainer, prefix, workers):
         assert len(workers) == 2 and all(alive(pid) for pid in workers)
         time.sleep(0.3)  # the workers have batches in flight, in shared memory
         trainer.send_signal(how)
         trainer.wait(timeout=120)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and (any(alive(pid) for pid in workers) or
-                                               any(name.startswith(prefix) for name in os.listdir(shared_directory()))):
-            time.sleep(0.1)
+        wait_until_gone(workers, prefix, poll=0.1)
         assert not [pid for pid in workers if alive(pid)]
-        assert not [name for name in os.listdir(shared_directory()) if name.startswith(prefix)]
-    finally:
-        for pid in [trainer.pid] + workers:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        trainer.wait(timeout=10)
-        trainer.stdout.close()
-        trainer.stderr.close()
+        assert not shared_files(prefix)
 
 
 CV2_SCRIPT = textwrap.dedent("""

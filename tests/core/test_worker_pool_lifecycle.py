@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 
 import numpy as np
@@ -17,8 +16,8 @@ import pytest
 from fe_core.dataset import NumpyDataset
 from fe_core.op.numpyop import LambdaOp, NumpyOp
 from fe_core.pipeline import Pipeline
-from fe_core.pipeline._transport import shared_directory
 from fe_core.pipeline._workers import WorkerPool
+from pipeline_layer_helpers import shared_files, trainer_script, trainer_with_workers, wait_until_gone
 from process_helpers import alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to see the workers")
@@ -44,10 +43,6 @@ class SlowOn(NumpyOp):
 
 def indexed(count: int) -> NumpyDataset:
     return NumpyDataset({"x": np.repeat(np.arange(count, dtype=np.float32)[:, None], 4, axis=1)})
-
-
-def _files(prefix: str):
-    return [name for name in os.listdir(shared_directory()) if name.startswith(prefix)]
 
 
 def test_a_slow_task_does_not_leave_the_other_workers_idle():
@@ -98,25 +93,13 @@ def test_a_pool_nobody_closed_is_stopped_by_its_finalizer():
     assert len(pids) == 2 and all(alive(pid) for pid in pids)
     del pool
     gc.collect()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(alive(pid) for pid in pids):
-        time.sleep(0.05)
+    wait_until_gone(pids)
     assert not [pid for pid in pids if alive(pid)]
-    assert not _files(prefix)
+    assert not shared_files(prefix)
 
 
-EXIT_SCRIPT = textwrap.dedent("""
-    import time
-    import numpy as np
-    from fe_core.dataset import NumpyDataset
-    from fe_core.op.numpyop import LambdaOp, NumpyOp
-    from fe_core.pipeline import Pipeline
+EXIT_SCRIPT = trainer_script("""
     from fe_core.pipeline._workers import WorkerPool
-
-    class Slow(NumpyOp):
-        def forward(self, data, state):
-            time.sleep(0.002)
-            return data + 1
 
     pipeline = Pipeline(train_data=NumpyDataset({"x": np.zeros((2000, 32, 32), np.float32)}), batch_size=32,
                         ops=[Slow(inputs="x", outputs="x")], num_process=2)
@@ -125,7 +108,7 @@ EXIT_SCRIPT = textwrap.dedent("""
         next(iter(loader))
     print(pool.prefix, *pool.pids(), flush=True)
     time.sleep(0.3)  # the results of the tasks still out arrive in shared memory
-""")
+""", sleep=0.002)
 
 
 def test_a_pool_left_open_at_exit_leaves_no_process_or_shared_memory():
@@ -133,25 +116,12 @@ def test_a_pool_left_open_at_exit_leaves_no_process_or_shared_memory():
     result = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     prefix, *pids = result.stdout.split()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(alive(int(pid)) for pid in pids):
-        time.sleep(0.05)
+    wait_until_gone(pids)
     assert not [pid for pid in pids if alive(int(pid))]
-    assert not _files(prefix)
+    assert not shared_files(prefix)
 
 
-SCRIPT = textwrap.dedent("""
-    import time
-    import numpy as np
-    from fe_core.dataset import NumpyDataset
-    from fe_core.op.numpyop import LambdaOp, NumpyOp
-    from fe_core.pipeline import Pipeline
-
-    class Slow(NumpyOp):
-        def forward(self, data, state):
-            time.sleep(0.0005)
-            return data
-
+SCRIPT = trainer_script("""
     # 2048 indices per task: each task's index list goes through a shared-memory file the trainer writes
     pipeline = Pipeline(train_data=NumpyDataset({"x": np.zeros((20000, 2), np.float32)}), batch_size=2048,
                         ops=[Slow(inputs="x", outputs="x")], num_process=2)
@@ -162,36 +132,18 @@ SCRIPT = textwrap.dedent("""
             pool = pipeline._worker_pool
             print(pool.prefix, *pool.pids(), flush=True)
             time.sleep(60)
-""")
+""", sleep=0.0005, add=0)
 
 
 def test_task_files_the_trainer_wrote_do_not_outlive_a_killed_trainer():
-    env = dict(os.environ, FE_PIPELINE_MIN_WORKER_SAMPLES="0", OMP_NUM_THREADS="1")
-    trainer = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env=env)
-    workers = []
-    try:
-        line = trainer.stdout.readline().split()
-        assert line, trainer.stderr.read()
-        prefix, workers = line[0], [int(pid) for pid in line[1:]]
+    with trainer_with_workers(SCRIPT) as (trainer, prefix, workers):
         # each worker has one task queued behind the one it computes: its index file is waiting in shared memory
-        assert any("t" in name[len(prefix):] for name in _files(prefix)), _files(prefix)
+        assert any("t" in name[len(prefix):] for name in shared_files(prefix)), shared_files(prefix)
         trainer.send_signal(signal.SIGKILL)
         trainer.wait(timeout=60)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and (any(alive(pid) for pid in workers) or _files(prefix)):
-            time.sleep(0.1)
+        wait_until_gone(workers, prefix, poll=0.1)
         assert not [pid for pid in workers if alive(pid)]
-        assert not _files(prefix)
-    finally:
-        for pid in [trainer.pid] + workers:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        trainer.wait(timeout=10)
-        trainer.stdout.close()
-        trainer.stderr.close()
+        assert not shared_files(prefix)
 
 
 def test_a_worker_stopped_with_sigterm_removes_its_shared_memory_first():
@@ -203,12 +155,10 @@ def test_a_worker_stopped_with_sigterm_removes_its_shared_memory_first():
             held = list(loader)  # every batch held: the workers' segments and files stay in use
         pool = pipeline._worker_pool  # pylint: disable=protected-access
         prefix, pids = pool.prefix, pool.pids()
-        assert _files(prefix)
+        assert shared_files(prefix)
         for pid in pids:
             os.kill(pid, signal.SIGTERM)  # as a launcher stopping the job does
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(alive(pid) for pid in pids):
-            time.sleep(0.05)
+        wait_until_gone(pids)
         assert not [pid for pid in pids if alive(pid)]
-        assert not _files(prefix)
+        assert not shared_files(prefix)
     assert len(held) == 16 and all(np.all(batch["x"] == 1) for batch in held)  # mapped memory outlives the files

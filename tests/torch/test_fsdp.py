@@ -24,7 +24,7 @@ from typing import Dict
 import numpy as np
 import pytest
 
-from test_distributed import torchrun
+from torch_helpers import torchrun
 
 SCRIPT = Path(__file__).with_name("fsdp_script.py")
 
