@@ -1,9 +1,11 @@
 """Pieces shared by the torch and tf tests of FastEstimator semantics part 3 (test_fe_semantics3*_{torch,tf}.py):
 entries holding a `var` the resume tests change before saving, a save-then-load round trip, and a per-dataset eval
-trace. Framework-free (fe_core only): the tensors' own `.numpy()` is all it calls."""
+trace, CalibrationError fed in two batches, and RestoreWizard's keyed-directory round trip. Framework-free (fe_core
+only): the tensors' own `.numpy()` is all it calls."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List
+import os
+from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
@@ -16,6 +18,8 @@ from fe_core.op.tensorop import ModelOp
 from fe_core.pipeline import Pipeline
 from fe_core.summary import System
 from fe_core.trace import Trace
+from fe_core.trace.io import RestoreWizard
+from fe_core.trace.metric import CalibrationError
 from fe_core.trace.meta import per_ds
 
 
@@ -80,3 +84,36 @@ class PerDSReader(Trace):
 
     def on_epoch_end(self, data: Data) -> None:
         data.write_with_log("rows", self.rows)
+
+
+def check_restore_wizard_round_trip(directory: Any, make_system: Callable[[], System], epoch: int, step: int) -> None:
+    """RestoreWizard called directly: at the end of `epoch` (global step `step`) it writes `key.txt` naming
+    `step-<step>` and that directory; a new wizard over the same directory then restores and reports the epoch."""
+    def wizard() -> RestoreWizard:
+        restore = RestoreWizard(directory=str(directory))
+        restore.system = make_system()
+        restore.system.total_epochs = 4  # what fit() sets: a checkpoint of a later epoch is refused
+        return restore
+
+    first = wizard()
+    assert not first.should_restore()
+    first.system.epoch_idx, first.system.global_step = epoch, step
+    first.on_epoch_end(Data({}))
+    assert sorted(os.listdir(directory)) == ["key.txt", f"step-{step}"]
+    assert (directory / "key.txt").read_text() == f"step-{step}"
+    second, data = wizard(), Data({})
+    assert second.should_restore()
+    second.on_begin(data)
+    assert data["epoch"] == epoch and second.system.epoch_idx == epoch and second.system.global_step == step
+
+
+def calibration_error_in_two_batches(labels: Any, preds: Any) -> Tuple[CalibrationError, Data]:
+    """A CalibrationError over one epoch whose 100 samples come in two batches (60, then 40). Returns the trace and
+    the epoch-end data it wrote."""
+    error = CalibrationError(true_key="y", pred_key="y_pred")
+    error.on_epoch_begin(Data())
+    error.on_batch_end(Data({"y": labels[:60], "y_pred": preds[:60]}))
+    error.on_batch_end(Data({"y": labels[60:], "y_pred": preds[60:]}))
+    end = Data()
+    error.on_epoch_end(end)
+    return error, end

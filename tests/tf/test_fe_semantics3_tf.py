@@ -17,10 +17,10 @@ from fe_core.dataset import NumpyDataset
 from fe_core.estimator import Estimator
 from fe_core.framework.public import public_framework
 from fe_core.pipeline import Pipeline
-from fe_core.trace.metric import Accuracy, CalibrationError
+from fe_core.trace.metric import Accuracy
 from fe_core.trace.trace import Trace
 from fe_core.types import Array, DataSequence, Model, Tensor
-from semantics3_helpers import PerDSReader
+from semantics3_helpers import PerDSReader, calibration_error_in_two_batches
 from tf_testing import classifier_network, dense_model
 
 TORCH_INSTALLED = public_framework() == "torch"  # (a tests/torch directory on sys.path is no torch install)
@@ -119,15 +119,10 @@ def test_fe_types_isinstance_on_tf_values() -> None:
 
 # ------------------------------------------------------------------------------------------------ items 7 and 9
 def test_calibration_error_on_tf_tensors_is_unrounded() -> None:
-    error = CalibrationError(true_key="y", pred_key="y_pred")
-    error.on_epoch_begin(Data())
     preds = tf.constant([[1.0, 0.0]] * 50 + [[0.5, 0.5]] * 50)
     labels = tf.constant([0] * 50 + [1] * 50)
-    error.on_batch_end(Data({"y": labels[:60], "y_pred": preds[:60]}))
-    error.on_batch_end(Data({"y": labels[60:], "y_pred": preds[60:]}))
+    error, end = calibration_error_in_two_batches(labels, preds)
     assert len(error.y_true) == 100
-    end = Data()
-    error.on_epoch_end(end)
     assert end["calibration_error"] == 0.3535533905932738
 
 

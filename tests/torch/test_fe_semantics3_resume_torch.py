@@ -23,7 +23,8 @@ from fe_core.schedule import EpochScheduler, RepeatScheduler
 from fe_core.summary import System
 from fe_core.trace import Trace
 from fe_core.trace.io import RestoreWizard
-from semantics3_helpers import VarDataset, VarNumpyOp, VarTrace, linear_system, saved_and_loaded, xy
+from semantics3_helpers import (VarDataset, VarNumpyOp, VarTrace, check_restore_wizard_round_trip, linear_system,
+                                saved_and_loaded, xy)
 
 
 class TorchDataset(torch.utils.data.Dataset):
@@ -216,21 +217,4 @@ def test_restore_wizard_writes_key_txt_and_resumes_batch_and_interleave_datasets
 
 
 def test_restore_wizard_called_directly_saves_a_keyed_directory_and_restores_the_epoch(tmp_path):
-    from fe_core.data import Data
-
-    def wizard() -> RestoreWizard:
-        restore = RestoreWizard(directory=str(tmp_path / "wizard"))
-        restore.system = system_of(VarDataset(xy(), var=1))
-        restore.system.total_epochs = 4  # what fit() sets: a checkpoint of a later epoch is refused
-        return restore
-
-    first = wizard()
-    assert not first.should_restore()
-    first.system.epoch_idx, first.system.global_step = 2, 8
-    first.on_epoch_end(Data({}))
-    assert sorted(os.listdir(tmp_path / "wizard")) == ["key.txt", "step-8"]
-    assert (tmp_path / "wizard" / "key.txt").read_text() == "step-8"
-    second, data = wizard(), Data({})
-    assert second.should_restore()
-    second.on_begin(data)
-    assert data["epoch"] == 2 and second.system.epoch_idx == 2 and second.system.global_step == 8
+    check_restore_wizard_round_trip(tmp_path / "wizard", lambda: system_of(VarDataset(xy(), var=1)), epoch=2, step=8)

@@ -18,10 +18,10 @@ from fe_core.network import make_network
 from fe_core.op.tensorop.loss import CrossEntropy
 from fe_core.op.tensorop.model import ModelOp, UpdateOp
 from fe_core.pipeline import Pipeline
-from fe_core.trace.metric import Accuracy, CalibrationError
+from fe_core.trace.metric import Accuracy
 from fe_core.trace.trace import Trace
 from fe_core.types import Array, DataSequence, Model, Tensor
-from semantics3_helpers import PerDSReader
+from semantics3_helpers import PerDSReader, calibration_error_in_two_batches
 
 
 def _arrays(n: int, seed: int) -> Dict[str, np.ndarray]:
@@ -117,15 +117,10 @@ def test_fe_types_isinstance_on_torch_values() -> None:
 
 # ------------------------------------------------------------------------------------------------ items 7 and 9
 def test_calibration_error_on_torch_tensors_is_unrounded() -> None:
-    error = CalibrationError(true_key="y", pred_key="y_pred")
-    error.on_epoch_begin(Data())
     preds = torch.tensor([[1.0, 0.0]] * 50 + [[0.5, 0.5]] * 50)
     labels = torch.tensor([0] * 50 + [1] * 50)
-    error.on_batch_end(Data({"y": labels[:60], "y_pred": preds[:60]}))
-    error.on_batch_end(Data({"y": labels[60:], "y_pred": preds[60:]}))
+    error, end = calibration_error_in_two_batches(labels, preds)
     assert len(error.y_true) == 100 and len(error.y_pred) == 100
-    end = Data()
-    error.on_epoch_end(end)
     assert end["calibration_error"] == 0.3535533905932738
 
 
