@@ -8,51 +8,34 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import pytest
 
 from fe_tf.distribute import tf_config_workers
+from process_helpers import launch, run_processes
 
 SCRIPT = Path(__file__).with_name("distributed_script.py")
 
 
-def free_ports(count: int) -> List[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
-def run_workers(out: Path, timeout: float = 300, **extra: str) -> Tuple[List[int], List[str]]:
-    """Start 2 workers; kill both (their process groups) if they overrun."""
+def run_workers(out: Path, timeout: float = 300, script: Optional[Path] = None, **extra: str
+                ) -> Tuple[List[int], List[str]]:
+    """Start 2 workers of `script` (this module's SCRIPT when None, read at the call); kill both (their process
+    groups) if they overrun; once more on new ports when a port was taken between picking and binding it."""
     out.mkdir(parents=True, exist_ok=True)
-    hosts = [f"127.0.0.1:{port}" for port in free_ports(2)]
-    processes = []
-    for index in range(2):
-        config = {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}}
-        env = dict(os.environ, TF_CONFIG=json.dumps(config), OMP_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="2",
-                   FE_T_OUT=str(out), FE_HISTORY_DB=str(out / "history.db"), **extra)
-        processes.append(subprocess.Popen([sys.executable, str(SCRIPT)], env=env, stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True, start_new_session=True))
-    outputs = []
-    try:
-        for process in processes:
-            outputs.append(process.communicate(timeout=timeout)[0])
-    except subprocess.TimeoutExpired:
-        for process in processes:
-            os.killpg(process.pid, signal.SIGKILL)
-        pytest.fail("the TensorFlow workers did not finish in time")
-    return [process.returncode for process in processes], outputs
+
+    def start(ports: List[int]) -> Tuple[List[int], List[str]]:
+        hosts = [f"127.0.0.1:{port}" for port in ports]
+        envs = [dict(os.environ, OMP_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="2", FE_T_OUT=str(out),
+                     FE_HISTORY_DB=str(out / "history.db"), **extra,
+                     TF_CONFIG=json.dumps({"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}}))
+                for index in range(2)]
+        return run_processes([[sys.executable, str(script or SCRIPT)]] * 2, envs, timeout,
+                             what="the TensorFlow workers")
+
+    return launch(start, ports=2)
 
 
 def test_tf_config_names_the_workers_and_this_rank():
