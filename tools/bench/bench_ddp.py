@@ -26,13 +26,13 @@ import os
 os.environ["OMP_NUM_THREADS"] = "1"
 
 import argparse  # noqa: E402
-import socket  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from torchrun_launch import relaunch, under_torchrun  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -48,14 +48,7 @@ def mlp() -> torch.nn.Module:
 
 def launch(args: argparse.Namespace) -> int:
     """Start this script under torchrun with a free local port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    torchrun = Path(sys.executable).with_name("torchrun")
-    command = [str(torchrun), "--nproc_per_node", str(args.nproc), "--master_addr", "127.0.0.1", "--master_port",
-               str(port), __file__, "--epochs", str(args.epochs)]
-    print("$ " + " ".join(command), flush=True)
-    return subprocess.run(command, check=False, timeout=1800).returncode
+    return relaunch(__file__, args.nproc, ["--epochs", str(args.epochs)], timeout=1800)
 
 
 def benchmark(epochs: int) -> None:
@@ -138,7 +131,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.epochs = 5
-    if "RANK" not in os.environ:
+    if not under_torchrun():
         return launch(args)
     benchmark(args.epochs)
     return 0

@@ -31,9 +31,7 @@ os.environ["OMP_NUM_THREADS"] = "1"
 os.environ["FE_PIPELINE_MIN_WORKER_SAMPLES"] = "0"
 
 import argparse  # noqa: E402
-import socket  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -42,20 +40,17 @@ from typing import Any, Callable, Dict, List, Set, Tuple  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from torchrun_launch import relaunch, under_torchrun  # noqa: E402
+
 GLOBAL_BATCH = 128
 
 
 def launch(args: argparse.Namespace) -> int:
     """Start this script under torchrun with a free local port, CUDA hidden (gloo on the CPU)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(args.nproc), "--master_addr",
-               "127.0.0.1", "--master_port", str(port), __file__, "--samples", str(args.samples), "--repeats",
-               str(args.repeats), "--processes", *[str(value) for value in args.processes]]
-    print("$ " + " ".join(command), flush=True)
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONUNBUFFERED="1")
-    return subprocess.run(command, check=False, timeout=1800, env=env).returncode
+    return relaunch(__file__, args.nproc, ["--samples", str(args.samples), "--repeats", str(args.repeats),
+                                           "--processes", *[str(value) for value in args.processes]],
+                    timeout=1800, env=env)
 
 
 def children() -> Set[int]:
@@ -226,7 +221,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.samples, args.repeats = 512, 1
-    if "RANK" not in os.environ:
+    if not under_torchrun():
         return launch(args)
     benchmark(args)
     return 0

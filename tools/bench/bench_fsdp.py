@@ -27,14 +27,14 @@ os.environ["OMP_NUM_THREADS"] = "1"
 import argparse  # noqa: E402
 import gc  # noqa: E402
 import resource  # noqa: E402
-import socket  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Dict  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from torchrun_launch import relaunch, under_torchrun  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -51,15 +51,9 @@ def mlp(width: int, layers: int) -> torch.nn.Module:
 
 
 def launch(args: argparse.Namespace) -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    torchrun = Path(sys.executable).with_name("torchrun")
-    command = [str(torchrun), "--nproc_per_node", str(args.nproc), "--master_addr", "127.0.0.1", "--master_port",
-               str(port), __file__, "--width", str(args.width), "--layers", str(args.layers), "--epochs",
-               str(args.epochs), "--time_width", str(args.time_width), "--steps", str(args.steps)]
-    print("$ " + " ".join(command), flush=True)
-    return subprocess.run(command, check=False, timeout=3600).returncode
+    return relaunch(__file__, args.nproc, ["--width", str(args.width), "--layers", str(args.layers), "--epochs",
+                                           str(args.epochs), "--time_width", str(args.time_width), "--steps",
+                                           str(args.steps)], timeout=3600)
 
 
 def _local(tensor: torch.Tensor) -> torch.Tensor:
@@ -248,7 +242,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.width, args.layers, args.time_width, args.steps, args.epochs = 64, 3, 32, 4, 3
-    if "RANK" not in os.environ:
+    if not under_torchrun():
         return launch(args)
     benchmark(args)
     return 0
