@@ -10,13 +10,19 @@ import pytest
 import torch.distributed as dist
 
 from fe_torch import distributed
-from process_helpers import free_port
+from process_helpers import PORT_TAKEN, free_port
 
 
 @pytest.fixture
 def gloo_group() -> Iterator[None]:
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", world_size=1, rank=0,
-                            timeout=datetime.timedelta(seconds=30))
+    for attempt in range(2):  # once more on a new port if the first was taken between picking and binding it
+        try:
+            dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", world_size=1, rank=0,
+                                    timeout=datetime.timedelta(seconds=30))
+            break
+        except (RuntimeError, OSError) as error:
+            if attempt or not any(marker in str(error) for marker in PORT_TAKEN):
+                raise
     yield
     if dist.is_initialized():
         dist.destroy_process_group()
