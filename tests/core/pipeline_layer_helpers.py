@@ -88,9 +88,24 @@ class Slow(NumpyOp):
 """
 
 
-def trainer_script(body: str, sleep: float, add: int = 1) -> str:
-    """SLOW_OP_SCRIPT (each sample sleeps `sleep` s and gets `add` added), then `body` (dedented)."""
-    return f"SLOW, ADD = {sleep!r}, {add!r}\n" + SLOW_OP_SCRIPT + textwrap.dedent(body)
+#: The end of a trainer script that holds its `pipeline`'s workers busy: one batch taken, the pool's prefix and
+#: worker pids printed on one line, then a minute's wait (to be killed or interrupted).
+HOLD_WORKERS_SCRIPT = """
+with pipeline.workers():
+    with pipeline(mode="train", epoch=1) as loader:
+        iterator = iter(loader)
+        next(iterator)
+        pool = pipeline._worker_pool
+        print(pool.prefix, *pool.pids(), flush=True)
+        time.sleep(60)
+"""
+
+
+def trainer_script(body: str, sleep: float, add: int = 1, hold_workers: bool = False) -> str:
+    """SLOW_OP_SCRIPT (each sample sleeps `sleep` s and gets `add` added), then `body` (dedented), then
+    HOLD_WORKERS_SCRIPT with `hold_workers`."""
+    return (f"SLOW, ADD = {sleep!r}, {add!r}\n" + SLOW_OP_SCRIPT + textwrap.dedent(body) +
+            (HOLD_WORKERS_SCRIPT if hold_workers else ""))
 
 
 def shared_files(prefix: str) -> List[str]:

@@ -16,14 +16,7 @@ from process_helpers import alive
 SCRIPT = trainer_script("""
     pipeline = Pipeline(train_data=NumpyDataset({"x": np.zeros((2000, 32, 32), np.float32)}), batch_size=32,
                         ops=[Slow(inputs="x", outputs="x")], num_process=2)
-    with pipeline.workers():
-        with pipeline(mode="train", epoch=1) as loader:
-            iterator = iter(loader)
-            next(iterator)
-            pool = pipeline._worker_pool
-            print(pool.prefix, *pool.pids(), flush=True)
-            time.sleep(60)
-""", sleep=0.002)
+""", sleep=0.002, hold_workers=True)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to see the worker processes")

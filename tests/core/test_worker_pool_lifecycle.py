@@ -125,14 +125,7 @@ SCRIPT = trainer_script("""
     # 2048 indices per task: each task's index list goes through a shared-memory file the trainer writes
     pipeline = Pipeline(train_data=NumpyDataset({"x": np.zeros((20000, 2), np.float32)}), batch_size=2048,
                         ops=[Slow(inputs="x", outputs="x")], num_process=2)
-    with pipeline.workers():
-        with pipeline(mode="train", epoch=1) as loader:
-            iterator = iter(loader)
-            next(iterator)
-            pool = pipeline._worker_pool
-            print(pool.prefix, *pool.pids(), flush=True)
-            time.sleep(60)
-""", sleep=0.0005, add=0)
+""", sleep=0.0005, add=0, hold_workers=True)
 
 
 def test_task_files_the_trainer_wrote_do_not_outlive_a_killed_trainer():
