@@ -23,6 +23,19 @@ from fe_core.trace.metric import CalibrationError
 from fe_core.trace.meta import per_ds
 
 
+class PlainDataset:
+    """A map-style dataset of the user's own that derives from none of fe's classes: not restored."""
+
+    def __init__(self, data: Dict[int, Dict[str, Any]], var: int) -> None:
+        self.data, self.var = data, var
+
+    def __getitem__(self, index: int) -> Dict[str, Any]:
+        return self.data[index]
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
 class VarDataset(NumpyDataset):
     def __init__(self, data: Dict[str, np.ndarray], var: int) -> None:
         super().__init__(data)

@@ -23,21 +23,8 @@ from fe_core.schedule import EpochScheduler, RepeatScheduler
 from fe_core.summary import System
 from fe_core.trace import Trace
 from fe_core.trace.io import RestoreWizard
-from semantics3_helpers import (VarDataset, VarNumpyOp, VarTrace, check_restore_wizard_round_trip, linear_system,
-                                saved_and_loaded, xy)
-
-
-class PlainDataset:
-    """A map-style dataset of the user's own that derives from none of fe's classes: not restored."""
-
-    def __init__(self, data: Dict[int, Dict[str, Any]], var: int) -> None:
-        self.data, self.var = data, var
-
-    def __getitem__(self, index: int) -> Dict[str, Any]:
-        return self.data[index]
-
-    def __len__(self) -> int:
-        return len(self.data)
+from semantics3_helpers import (PlainDataset, VarDataset, VarNumpyOp, VarTrace, check_restore_wizard_round_trip,
+                                linear_system, saved_and_loaded, xy)
 
 
 class ScaleBy(TensorOp):

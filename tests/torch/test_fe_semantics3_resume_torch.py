@@ -23,22 +23,12 @@ from fe_core.schedule import EpochScheduler, RepeatScheduler
 from fe_core.summary import System
 from fe_core.trace import Trace
 from fe_core.trace.io import RestoreWizard
-from semantics3_helpers import (VarDataset, VarNumpyOp, VarTrace, check_restore_wizard_round_trip, linear_system,
-                                saved_and_loaded, xy)
+from semantics3_helpers import (PlainDataset, VarDataset, VarNumpyOp, VarTrace, check_restore_wizard_round_trip,
+                                linear_system, saved_and_loaded, xy)
 
 
-class TorchDataset(torch.utils.data.Dataset):
-    """Not an fe dataset: FastEstimator does not restore it."""
-
-    def __init__(self, data: Dict[int, Dict[str, Any]], var: int) -> None:
-        super().__init__()
-        self.data, self.var = data, var
-
-    def __getitem__(self, index: int) -> Dict[str, Any]:
-        return self.data[index]
-
-    def __len__(self) -> int:
-        return len(self.data)
+class TorchDataset(PlainDataset, torch.utils.data.Dataset):
+    """Not an fe dataset (a torch Dataset holding `data` and `var`): FastEstimator does not restore it."""
 
 
 class VarTensorOp(TensorOp):
