@@ -27,16 +27,14 @@ os.environ["OMP_NUM_THREADS"] = "1"
 
 import argparse  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from torchrun_launch import relaunch, under_torchrun  # noqa: E402
+from data_parallel import hand_written_epochs, relaunch, under_torchrun  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
 SAMPLES, FEATURES, CLASSES, GLOBAL_BATCH = 4096, 64, 10, 128
 
@@ -83,26 +81,7 @@ def benchmark(epochs: int) -> None:
                                                     else None)
     optimizer = torch.optim.Adam(ddp.parameters(), lr=1e-3)
     xt, yt = torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
-    generator = torch.Generator()
-    per_rank = GLOBAL_BATCH // world
-    epoch_count = [0]
-
-    def hand_epoch() -> float:
-        epoch_count[0] += 1
-        generator.manual_seed(epoch_count[0])  # the same order on every rank
-        start = time.perf_counter()
-        order = torch.randperm(SAMPLES, generator=generator)
-        steps = 0
-        for begin in range(0, SAMPLES, GLOBAL_BATCH):
-            local = order[begin + rank * per_rank:begin + (rank + 1) * per_rank].to(device)
-            optimizer.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(ddp(xt[local]), yt[local])
-            loss.backward()
-            optimizer.step()
-            steps += 1
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        return steps / (time.perf_counter() - start)
+    hand_epoch = hand_written_epochs(ddp, optimizer, xt, yt, GLOBAL_BATCH, rank, world, device=device)
 
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     paired = PairedEpochs(hand_epoch, sync)

@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, List, Set, Tuple  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from torchrun_launch import relaunch, under_torchrun  # noqa: E402
+from data_parallel import relaunch, under_torchrun  # noqa: E402
 
 GLOBAL_BATCH = 128
 

@@ -28,13 +28,12 @@ import argparse  # noqa: E402
 import gc  # noqa: E402
 import resource  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Dict  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from torchrun_launch import relaunch, under_torchrun  # noqa: E402
+from data_parallel import hand_written_epochs, relaunch, under_torchrun  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -165,24 +164,8 @@ def step_time(width: int, epochs: int, steps: int, rank: int, world: int) -> Dic
             fully_shard(module)
     fully_shard(hand)
     optimizer = torch.optim.Adam(hand.parameters(), lr=1e-3)
-    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
-    generator = torch.Generator()
-    per_rank = global_batch // world
-    count = [0]
-
-    def hand_epoch() -> float:
-        count[0] += 1
-        generator.manual_seed(count[0])  # the same order on every rank
-        start = time.perf_counter()
-        order = torch.randperm(samples, generator=generator)
-        done = 0
-        for begin in range(0, samples, global_batch):
-            local = order[begin + rank * per_rank:begin + (rank + 1) * per_rank]
-            optimizer.zero_grad(set_to_none=True)
-            F.cross_entropy(hand(xt[local]), yt[local]).backward()
-            optimizer.step()
-            done += 1
-        return done / (time.perf_counter() - start)
+    hand_epoch = hand_written_epochs(hand, optimizer, torch.from_numpy(x), torch.from_numpy(y), global_batch, rank,
+                                     world)
 
     paired = PairedEpochs(hand_epoch, lambda: None)
     Estimator(pipeline=pipeline, network=network, epochs=epochs, traces=[paired], log_steps=None).fit(warmup=False)

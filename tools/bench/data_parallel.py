@@ -1,0 +1,69 @@
+"""What the data-parallel benchmarks share (bench_ddp, bench_ddp_input, bench_fsdp): starting the script again under
+torchrun, and the hand-written data-parallel training epoch fe is compared with.
+
+A script run plainly (no RANK in its environment) calls `relaunch` with its own arguments; torchrun then starts
+`nproc` copies of it on 127.0.0.1 (gloo where there is no GPU), each of which finds RANK set and benchmarks.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from typing import Any, Callable, Dict, Optional, Sequence
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def under_torchrun() -> bool:
+    """Whether this process is one of torchrun's (its launcher set RANK)."""
+    return "RANK" in os.environ
+
+
+def relaunch(script: str, nproc: int, arguments: Sequence[str], timeout: float,
+             env: Optional[Dict[str, str]] = None) -> int:
+    """Run `script` with `arguments` under torchrun (`python -m torch.distributed.run`, so the torchrun of this
+    interpreter) with `nproc` processes and a free local port; print the command first. Returns its exit code."""
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc), "--master_addr",
+               "127.0.0.1", "--master_port", str(free_port()), script, *arguments]
+    print("$ " + " ".join(command), flush=True)
+    return subprocess.run(command, check=False, timeout=timeout, env=env).returncode
+
+
+def hand_written_epochs(model: Any, optimizer: Any, x: Any, y: Any, global_batch: int, rank: int, world: int,
+                        device: Any = None) -> Callable[[], float]:
+    """A function running one epoch of the hand-written data-parallel loop over the tensors `x`, `y` (all samples,
+    on `device`) and returning its steps/sec: each epoch's order is a permutation seeded by the epoch's number (the
+    same on every rank), each rank trains on its slice of every global batch (cross entropy, `optimizer.step()`)."""
+    import torch  # pylint: disable=import-outside-toplevel
+    import torch.nn.functional as F  # pylint: disable=import-outside-toplevel
+    samples = len(x)
+    generator = torch.Generator()
+    per_rank = global_batch // world
+    count = [0]
+    cuda = device is not None and torch.device(device).type == "cuda"
+
+    def epoch() -> float:
+        count[0] += 1
+        generator.manual_seed(count[0])  # the same order on every rank
+        start = time.perf_counter()
+        order = torch.randperm(samples, generator=generator)
+        steps = 0
+        for begin in range(0, samples, global_batch):
+            local = order[begin + rank * per_rank:begin + (rank + 1) * per_rank]
+            if device is not None:
+                local = local.to(device)
+            optimizer.zero_grad(set_to_none=True)
+            F.cross_entropy(model(x[local]), y[local]).backward()
+            optimizer.step()
+            steps += 1
+        if cuda:
+            torch.cuda.synchronize()
+        return steps / (time.perf_counter() - start)
+
+    return epoch
