@@ -1,6 +1,7 @@
 """Pieces shared by the torch and tf tests of FastEstimator semantics part 3 (test_fe_semantics3*_{torch,tf}.py):
-entries holding a `var` the resume tests change before saving, a save-then-load round trip, and a per-dataset eval
-trace, CalibrationError fed in two batches, and RestoreWizard's keyed-directory round trip. Framework-free (fe_core
+entries holding a `var` the resume tests change before saving, a save-then-load round trip, a per-dataset eval
+trace, CalibrationError fed in two batches, RestoreWizard's keyed-directory round trip, and the trace and data of the
+kill-and-resume runs. Framework-free (fe_core
 only): the tensors' own `.numpy()` is all it calls."""
 from __future__ import annotations
 
@@ -130,3 +131,33 @@ def calibration_error_in_two_batches(labels: Any, preds: Any) -> Tuple[Calibrati
     end = Data()
     error.on_epoch_end(end)
     return error, end
+
+
+class Crash(RuntimeError):
+    """What the resume tests raise to kill a run mid-epoch."""
+
+
+class SeeBegin(Trace):
+    """Records what `on_begin` sees (after RestoreWizard's, which runs first) and every batch's x."""
+
+    def __init__(self) -> None:
+        super().__init__(inputs="x", mode="train")
+        self.begin: Dict[str, Any] = {}
+        self.batches: List[List[float]] = []
+
+    def get_state(self) -> Dict[str, Any]:
+        return {}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        pass
+
+    def on_begin(self, data: Any) -> None:
+        self.begin = dict(data)
+
+    def on_batch_end(self, data: Any) -> None:
+        self.batches.append(np.asarray(data["x"]).reshape(-1).round(4).tolist())
+
+
+def numbered(size: int, offset: int = 0) -> NumpyDataset:
+    x = (np.arange(size, dtype=np.float32) + offset).reshape(-1, 1)
+    return NumpyDataset({"x": x, "y": x * 2})

@@ -14,17 +14,16 @@ import pytest
 import tensorflow as tf
 
 from fe_core.build import build, reset_build_count
-from fe_core.dataset import BatchDataset, NumpyDataset
+from fe_core.dataset import BatchDataset
 from fe_core.estimator import Estimator
 from fe_core.network import make_network
 from fe_core.op.tensorop import MeanSquaredError, ModelOp, TensorOp, UpdateOp
 from fe_core.pipeline import Pipeline
 from fe_core.schedule import EpochScheduler, RepeatScheduler
 from fe_core.summary import System
-from fe_core.trace import Trace
 from fe_core.trace.io import RestoreWizard
-from semantics3_helpers import (PlainDataset, VarDataset, VarNumpyOp, VarTrace, check_restore_wizard_round_trip,
-                                linear_system, saved_and_loaded, xy)
+from semantics3_helpers import (Crash, PlainDataset, SeeBegin, VarDataset, VarNumpyOp, VarTrace,
+                                check_restore_wizard_round_trip, linear_system, numbered, saved_and_loaded, xy)
 
 
 class ScaleBy(TensorOp):
@@ -87,37 +86,17 @@ def test_scheduled_ops_traces_and_batch_dataset_members_restore_their_values(tmp
 
 
 # ---------------------------------------------------------------------------------------------- RestoreWizard
-class Crash(RuntimeError):
-    pass
-
-
-class Probe(Trace):
+class Probe(SeeBegin):
     """Kills the run at `step`, records what `on_begin` sees (after RestoreWizard's) and every batch's x."""
 
     def __init__(self, step: Optional[int]) -> None:
-        super().__init__(inputs="x", mode="train")
+        super().__init__()
         self.step = step
-        self.begin: Dict[str, Any] = {}
-        self.batches: List[List[float]] = []
-
-    def get_state(self) -> Dict[str, Any]:
-        return {}
-
-    def set_state(self, state: Dict[str, Any]) -> None:
-        pass
-
-    def on_begin(self, data: Any) -> None:
-        self.begin = dict(data)
 
     def on_batch_end(self, data: Any) -> None:
-        self.batches.append(np.asarray(data["x"]).reshape(-1).round(4).tolist())
+        super().on_batch_end(data)
         if self.system.global_step == self.step:
             raise Crash(f"killed at step {self.step}")
-
-
-def numbered(size: int, offset: int = 0) -> NumpyDataset:
-    x = (np.arange(size, dtype=np.float32) + offset).reshape(-1, 1)
-    return NumpyDataset({"x": x, "y": x * 2})
 
 
 def run(directory: str, kill_at: Optional[int] = None) -> Dict[str, Any]:

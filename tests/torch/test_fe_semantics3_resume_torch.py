@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from fe_core.build import build, reset_build_count
-from fe_core.dataset import BatchDataset, InterleaveDataset, NumpyDataset
+from fe_core.dataset import BatchDataset, InterleaveDataset
 from fe_core.estimator import Estimator
 from fe_core.network import make_network
 from fe_core.op.numpyop.batch import Batch
@@ -23,8 +23,8 @@ from fe_core.schedule import EpochScheduler, RepeatScheduler
 from fe_core.summary import System
 from fe_core.trace import Trace
 from fe_core.trace.io import RestoreWizard
-from semantics3_helpers import (PlainDataset, VarDataset, VarNumpyOp, VarTrace, check_restore_wizard_round_trip,
-                                linear_system, saved_and_loaded, xy)
+from semantics3_helpers import (Crash, PlainDataset, SeeBegin, VarDataset, VarNumpyOp, VarTrace,
+                                check_restore_wizard_round_trip, linear_system, numbered, saved_and_loaded, xy)
 
 
 class TorchDataset(PlainDataset, torch.utils.data.Dataset):
@@ -114,10 +114,6 @@ def test_datasets_inside_batch_and_interleave_datasets_restore_their_values(tmp_
 
 
 # ---------------------------------------------------------------------------------------------- RestoreWizard
-class Crash(RuntimeError):
-    pass
-
-
 class KillAt(Trace):
     def __init__(self, step: Optional[int]) -> None:
         super().__init__(mode="train")
@@ -132,32 +128,6 @@ class KillAt(Trace):
     def on_batch_end(self, data: Any) -> None:
         if self.system.global_step == self.step:
             raise Crash(f"killed at step {self.step}")
-
-
-class SeeBegin(Trace):
-    """Records what `on_begin` sees (after RestoreWizard's, which runs first) and every batch's x."""
-
-    def __init__(self) -> None:
-        super().__init__(inputs="x", mode="train")
-        self.begin: Dict[str, Any] = {}
-        self.batches: List[List[float]] = []
-
-    def get_state(self) -> Dict[str, Any]:
-        return {}
-
-    def set_state(self, state: Dict[str, Any]) -> None:
-        pass
-
-    def on_begin(self, data: Any) -> None:
-        self.begin = dict(data)
-
-    def on_batch_end(self, data: Any) -> None:
-        self.batches.append(np.asarray(data["x"]).reshape(-1).round(4).tolist())
-
-
-def numbered(size: int, offset: int = 0) -> NumpyDataset:
-    x = (np.arange(size, dtype=np.float32) + offset).reshape(-1, 1)
-    return NumpyDataset({"x": x, "y": x * 2})
 
 
 def run(directory: str, kind: str, kill_at: Optional[int] = None, frequency: Any = "2s") -> Dict[str, Any]:
