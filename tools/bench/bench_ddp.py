@@ -31,7 +31,7 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from data_parallel import hand_written_epochs, relaunch, under_torchrun  # noqa: E402
+from data_parallel import hand_written_epochs, print_paired_rates, relaunch, under_torchrun  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -89,17 +89,10 @@ def benchmark(epochs: int) -> None:
     estimator.fit(warmup=False)
     if rank == 0:
         pairs = paired.pairs[1:]
-        fe_rates = [fe for fe, _ in pairs]
-        hand_rates = [hand for _, hand in pairs]
-        ratios = [fe / hand for fe, hand in pairs]
         print(f"bench_ddp: {world} processes ({'NCCL' if device.type == 'cuda' else 'gloo'}, {device.type}), "
               f"torch {torch.__version__}, MLP 64-256-256-10, global batch {GLOBAL_BATCH}, "
               f"{SAMPLES // GLOBAL_BATCH} steps/epoch, {len(pairs)} paired epochs")
-        print(f"  fe (torchrun, DDP inside):  median {np.median(fe_rates):8.1f} steps/s   best {max(fe_rates):8.1f}")
-        print(f"  hand-written DDP loop:      median {np.median(hand_rates):8.1f} steps/s   best "
-              f"{max(hand_rates):8.1f}")
-        print(f"  fe / hand-written: median of per-pair ratios {np.median(ratios):.3f}   "
-              f"best/best {max(fe_rates) / max(hand_rates):.3f}")
+        print_paired_rates("fe (torchrun, DDP inside)", "hand-written DDP loop", pairs)
 
 
 def main() -> int:

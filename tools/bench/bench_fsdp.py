@@ -33,7 +33,7 @@ from typing import Dict  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from data_parallel import hand_written_epochs, relaunch, under_torchrun  # noqa: E402
+from data_parallel import hand_written_epochs, print_paired_rates, relaunch, under_torchrun  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -201,15 +201,9 @@ def benchmark(args: argparse.Namespace) -> None:
     fe_total = sum(gathered[0]["fe sharded"][key] for key in ("params", "grads", "optimizer"))
     print(f"  fe sharded / DDP (params + grads + optimizer, rank 0): {fe_total / ddp_total:.3f}x")
     pairs = timing["pairs"]
-    fe_rates, hand_rates = [fe for fe, _ in pairs], [hand for _, hand in pairs]
-    ratios = [fe / hand for fe, hand in pairs]
     print(f"step time: MLP 4 x Linear({args.time_width}), global batch 64, {args.steps} steps/epoch, "
           f"{len(pairs)} paired epochs")
-    print(f"  fe (build(sharding=FSDP(...))): median {np.median(fe_rates):8.2f} steps/s   best {max(fe_rates):8.2f}")
-    print(f"  hand-written FSDP2 loop:        median {np.median(hand_rates):8.2f} steps/s   best "
-          f"{max(hand_rates):8.2f}")
-    print(f"  fe / hand-written: median of per-pair ratios {np.median(ratios):.3f}x   "
-          f"best/best {max(fe_rates) / max(hand_rates):.3f}x")
+    print_paired_rates("fe (build(sharding=FSDP(...)))", "hand-written FSDP2 loop", pairs, digits=2, ratio_unit="x")
 
 
 def main() -> int:

@@ -1,5 +1,5 @@
 """What the data-parallel benchmarks share (bench_ddp, bench_ddp_input, bench_fsdp): starting the script again under
-torchrun, and the hand-written data-parallel training epoch fe is compared with.
+torchrun, the hand-written data-parallel training epoch fe is compared with, and the lines reporting the pairs.
 
 A script run plainly (no RANK in its environment) calls `relaunch` with its own arguments; torchrun then starts
 `nproc` copies of it on 127.0.0.1 (gloo where there is no GPU), each of which finds RANK set and benchmarks.
@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 
 def free_port() -> int:
@@ -67,3 +67,18 @@ def hand_written_epochs(model: Any, optimizer: Any, x: Any, y: Any, global_batch
         return steps / (time.perf_counter() - start)
 
     return epoch
+
+
+def print_paired_rates(fe_label: str, hand_label: str, pairs: Sequence[Tuple[float, float]], digits: int = 1,
+                       ratio_unit: str = "") -> None:
+    """Print fe's and the hand-written loop's steps/sec (median and best over the (fe, hand) `pairs`) and the ratios:
+    the median of the per-pair ratios and best/best."""
+    import numpy as np  # pylint: disable=import-outside-toplevel
+    fe_rates, hand_rates = [fe for fe, _ in pairs], [hand for _, hand in pairs]
+    ratios = [fe / hand for fe, hand in pairs]
+    width = max(len(fe_label), len(hand_label)) + 2
+    for label, rates in ((fe_label, fe_rates), (hand_label, hand_rates)):
+        print(f"  {label + ':':<{width}} median {np.median(rates):8.{digits}f} steps/s   best "
+              f"{max(rates):8.{digits}f}")
+    print(f"  fe / hand-written: median of per-pair ratios {np.median(ratios):.3f}{ratio_unit}   "
+          f"best/best {max(fe_rates) / max(hand_rates):.3f}{ratio_unit}")
