@@ -31,7 +31,8 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from data_parallel import hand_written_epochs, print_paired_rates, relaunch, under_torchrun  # noqa: E402
+from data_parallel import (argument_parser, hand_written_epochs, print_paired_rates, relaunch,  # noqa: E402
+                           under_torchrun)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -96,8 +97,7 @@ def benchmark(epochs: int) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--nproc", type=int, default=2, help="processes (torchrun --nproc_per_node)")
+    parser = argument_parser(__doc__)
     parser.add_argument("--epochs", type=int, default=11, help="epochs (the first pair is warmup)")
     parser.add_argument("--quick", action="store_true", help="5 epochs: a smoke test, not figures to report")
     args = parser.parse_args()

@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, List, Set, Tuple  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from data_parallel import relaunch, under_torchrun  # noqa: E402
+from data_parallel import argument_parser, relaunch, under_torchrun  # noqa: E402
 
 GLOBAL_BATCH = 128
 
@@ -211,8 +211,7 @@ def benchmark(args: argparse.Namespace) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--nproc", type=int, default=2, help="processes (torchrun --nproc_per_node)")
+    parser = argument_parser(__doc__)
     parser.add_argument("--samples", type=int, default=8192, help="images in the dataset (all ranks together)")
     parser.add_argument("--repeats", type=int, default=3, help="timed epochs per configuration")
     parser.add_argument("--processes", type=int, nargs="+", default=[0, 2],

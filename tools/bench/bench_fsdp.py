@@ -33,7 +33,8 @@ from typing import Dict  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from data_parallel import hand_written_epochs, print_paired_rates, relaunch, under_torchrun  # noqa: E402
+from data_parallel import (argument_parser, hand_written_epochs, print_paired_rates, relaunch,  # noqa: E402
+                           under_torchrun)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -207,8 +208,7 @@ def benchmark(args: argparse.Namespace) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--nproc", type=int, default=2, help="processes (torchrun --nproc_per_node)")
+    parser = argument_parser(__doc__)
     parser.add_argument("--width", type=int, default=4096, help="memory model: width of its Linear layers")
     parser.add_argument("--layers", type=int, default=7,
                         help="memory model: number of Linear layers (the last one has 10 outputs)")

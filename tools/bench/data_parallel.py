@@ -6,6 +6,7 @@ A script run plainly (no RANK in its environment) calls `relaunch` with its own 
 """
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 import subprocess
@@ -18,6 +19,13 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def argument_parser(doc: Optional[str]) -> argparse.ArgumentParser:
+    """The command line of a data-parallel benchmark: its docstring as help, and --nproc."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nproc", type=int, default=2, help="processes (torchrun --nproc_per_node)")
+    return parser
 
 
 def under_torchrun() -> bool:
