@@ -183,7 +183,9 @@ def test_fastestimators_run_main_built_from_fes_parsers_runs_each_command(tmp_pa
     options = vars(args)
     assert options["mode"] == "run"
     assert args.func(options, unknown) in (0, None)
-    assert sys.modules["runner"].SEEN == {"epochs": 3, "quick": True}
+    # the script's module, whatever name it got (a module already called 'runner' is never shadowed)
+    (loaded, ) = [module for module in list(sys.modules.values()) if getattr(module, "__file__", None) == str(script)]
+    assert loaded.SEEN == {"epochs": 3, "quick": True}
     (tmp_path / "run.txt").write_text("FastEstimator-Train: step: 1; ce: 2.0;\nFastEstimator-Train: step: 2; ce: 1.0;\n")
     monkeypatch.chdir(tmp_path)
     args, unknown = parser.parse_known_args(["logs", str(tmp_path)])
