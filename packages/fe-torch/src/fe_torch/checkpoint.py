@@ -61,6 +61,13 @@ def _accumulation_states(model: Any) -> List[Dict[str, Any]]:
     return list(getattr(model, "fe_update_states", None) or [])
 
 
+def _restore_current_optimizer(model: Any, optimizers: List[Any], payload: Dict[str, Any]) -> None:
+    """Make the optimizer a saved payload names current (`payload['current']`, an index) the model's current one."""
+    current = payload.get("current", -1)
+    if isinstance(current, int) and 0 <= current < len(optimizers):
+        model.current_optimizer = optimizers[current]
+
+
 def save_model(model: torch.nn.Module, save_dir: str, save_optimizer: bool = False) -> List[str]:
     """Write `<name>.pt` (and with `save_optimizer`, `<name>_opt.pt`) into `save_dir`.
 
@@ -206,9 +213,7 @@ def load_model(model: torch.nn.Module, load_dir: str, load_optimizer: bool = Fal
         scaler, scaler_state = grad_scaler_of(optimizer), payload["scalers"][index]
         if scaler is not None and scaler_state is not None:  # a CUDA scaler is meaningless on a CPU-only machine
             scaler.load_state_dict(scaler_state)
-    current = payload.get("current", -1)
-    if isinstance(current, int) and 0 <= current < len(optimizers):
-        model.current_optimizer = optimizers[current]
+    _restore_current_optimizer(model, optimizers, payload)
     accumulation = payload.get("accumulation") or []
     states = _accumulation_states(model)
     if len(accumulation) == len(states):

@@ -35,6 +35,7 @@ import torch
 import torch.distributed as dist
 from fe_core.checkpoint.hashed_file import write_hashed_file
 
+from fe_torch.checkpoint import _accumulation_states, _restore_current_optimizer  # the ordinary format's pieces
 from fe_torch.devices import model_device
 from fe_torch.optimizers import scheduled_optimizers
 from fe_torch.precision import grad_scaler_of
@@ -66,10 +67,6 @@ def _world() -> int:
 def _barrier() -> None:
     if dist.is_available() and dist.is_initialized():
         dist.barrier()
-
-
-def _accumulation_states(model: Any) -> List[Dict[str, Any]]:
-    return list(getattr(model, "fe_update_states", None) or [])
 
 
 def _trainable(model: torch.nn.Module) -> List[torch.nn.Parameter]:
@@ -384,9 +381,7 @@ def _load_dcp(model: torch.nn.Module, path: str, load_optimizer: bool) -> None:
         if scaler is not None and scaler_state is not None:
             scaler.load_state_dict(scaler_state)
     if load_optimizer:
-        current = meta.get("current", -1)
-        if isinstance(current, int) and 0 <= current < len(optimizers):
-            model.current_optimizer = optimizers[current]
+        _restore_current_optimizer(model, optimizers, meta)
     if use_accumulation:
         for position, (state, saved) in enumerate(zip(states, accumulation)):
             state.pop("params", None)
@@ -536,9 +531,7 @@ def load_full_checkpoint(model: torch.nn.Module, load_dir: str, load_optimizer: 
         groups = [dict(group, params=[order[index] for index in group["params"]]) for group in saved["param_groups"]]
         set_optimizer_state_dict(model, optimizer, {"state": state, "param_groups": groups},
                                  options=StateDictOptions(full_state_dict=True))
-    current = payload.get("current", -1)
-    if isinstance(current, int) and 0 <= current < len(optimizers):
-        model.current_optimizer = optimizers[current]
+    _restore_current_optimizer(model, optimizers, payload)
     accumulation = payload.get("accumulation") or []
     states = _accumulation_states(model)
     if len(accumulation) == len(states):
