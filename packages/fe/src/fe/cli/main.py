@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
                      allow_abbrev=False)
     from fe.__about__ import __version__  # pylint: disable=import-outside-toplevel
     parser.add_argument("--version", action="version", version=f"fe {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # The command's name is the options' 'mode', as in FastEstimator's parser (`vars(args)["mode"] == "train"`).
+    subparsers = parser.add_subparsers(dest="mode", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
     add_train_parser(subparsers)
     add_test_parser(subparsers)
@@ -58,7 +59,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     prog = f"fe {command}" if command in _COMMANDS else "fe"
     try:
         args, unknown = build_parser().parse_known_args(tokens)
-        return int(args.func(vars(args), unknown) or 0)  # each command gets a dict, as FastEstimator passes it
+        # each command gets a dict, as FastEstimator's run_main passes it; the function is looked up when the parser
+        # is built, so a patched `fe.cli.train.train` is the one called
+        return int(args.func(vars(args), unknown) or 0)
     except CLIError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return USAGE_EXIT_CODE
