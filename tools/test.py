@@ -61,7 +61,7 @@ SUITE_MARKERS: Dict[str, List[str]] = {"tf": ["not keras2"], "tf-keras2": ["not 
 KERAS2_DEFAULT_FILES: List[str] = [
     "test_keras2_idioms.py", "test_tf_build.py", "test_tf_update.py", "test_tf_precision.py", "test_tf_checkpoint.py",
     "test_tf_resume.py", "test_tf_model_op.py", "test_layers.py", "test_tf_distribute.py",
-    "test_keras2_import_order.py",
+    "test_keras2_import_order.py", "test_keras_h5_weights.py",
 ]
 # What the tests themselves need on top (the frameworks come with fe-torch / fe-tf, pinned by the constraints).
 # pytest-xdist runs a suite's test files on several cores (`--jobs`).

@@ -138,7 +138,7 @@ def save_model(model: Any,
     """Save `model` weights to a specific directory.
 
     Files: torch `<model_name>.pt` (+ `<model_name>_opt.pt`); TensorFlow `<model_name>.h5` as in FastEstimator (in
-    Keras 3's `.weights.h5` format, which `load_model` reads; + `<model_name>_opt.npz`, + `<model_name>.keras`, the
+    the HDF5 layout Keras' own `model.load_weights('<name>.h5')` reads, as is `load_model`; + `<model_name>_opt.npz`, + `<model_name>.keras`, the
     whole model, with `save_architecture`).
 
     Args:
