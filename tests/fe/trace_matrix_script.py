@@ -169,9 +169,23 @@ def _history(summary: Any) -> Dict[str, Dict[str, Dict[str, Any]]]:
     return result
 
 
+def _plain(value: Any) -> Any:
+    """A checkpoint state as JSON: numbers, strings, lists and dicts (other objects by their type's name)."""
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, (np.ndarray, np.generic)):
+        return _plain(value.tolist()) if value.dtype.kind in "biufUS" else type(value).__name__
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return type(value).__name__
+
+
 def run(framework: str, mode: str, out: str) -> None:
     """Train and test with every trace of TRACE_ARGS in `mode`, writing `<out>/<mode>/...`."""
     from fe_core.build import reset_build_count  # pylint: disable=import-outside-toplevel
+    from fe_core.checkpoint.object_state import get_object_state  # pylint: disable=import-outside-toplevel
     from fe_core.distributed import get_communicator  # pylint: disable=import-outside-toplevel
     reset_build_count()
     fe.enable_deterministic(7)
@@ -205,10 +219,12 @@ def run(framework: str, mode: str, out: str) -> None:
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*is not saved in checkpoints.*")
         summary = estimator.fit("matrix")
+        states = {type(trace).__name__: _plain(get_object_state(trace)) for trace in traces}
         tested = estimator.test("matrix")
     writes.active = False
     result = {"rank": communicator.rank, "world_size": communicator.world_size,
-              "fit": _history(summary), "test": _history(tested), "rank_writes": sorted(writes.paths)}
+              "fit": _history(summary), "test": _history(tested),
+              "states": states, "rank_writes": sorted(writes.paths)}
     with open(os.path.join(base, f"rank{communicator.rank}.json"), "w", encoding="utf-8") as stream:
         json.dump(result, stream)
     communicator.barrier()
