@@ -164,6 +164,7 @@ def _assert_same_history(single: dict, other: dict, leave_out: set) -> None:
 
 # ---------------------------------------------------------------------------------------------------- the checks
 @pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.slow  # 5 launches, 7 processes: ~60 s of CPU for the whole matrix
 def test_one_process_run_of_every_trace_finishes_without_checkpoint_warnings(matrix, framework):
     run = matrix[f"single-{framework}"]
     _finished(run, 1)
@@ -173,6 +174,7 @@ def test_one_process_run_of_every_trace_finishes_without_checkpoint_warnings(mat
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.slow  # 5 launches, 7 processes: ~60 s of CPU for the whole matrix
 def test_data_parallel_run_of_every_trace_finishes(matrix, mode):
     run = matrix[mode]
     _finished(run, 2)
@@ -183,6 +185,7 @@ def test_data_parallel_run_of_every_trace_finishes(matrix, mode):
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.slow  # 5 launches, 7 processes: ~60 s of CPU for the whole matrix
 def test_data_parallel_metrics_equal_the_one_process_run(matrix, mode):
     single, run = matrix[f"single-{MODES[mode]}"], matrix[mode]
     _finished(single, 1)
@@ -202,6 +205,7 @@ def test_data_parallel_metrics_equal_the_one_process_run(matrix, mode):
                                        "is rank 0's loss on its part of the batch, not the loss of the whole batch "
                                        "that one process logs (the weights, and so eval and test, are equal)")
 @pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.slow  # 5 launches, 7 processes: ~60 s of CPU for the whole matrix
 def test_data_parallel_training_loss_equals_the_one_process_run(matrix, mode):
     single, run = matrix[f"single-{MODES[mode]}"], matrix[mode]
     _finished(run, 2)
@@ -239,6 +243,7 @@ def _number(text: str):
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.slow  # 5 launches, 7 processes: ~60 s of CPU for the whole matrix
 def test_data_parallel_trace_states_equal_the_one_process_run(matrix, mode):
     """What each trace keeps (its checkpoint state after fit: best values, counters, saved file names, the trackers'
     histories, the calibrator) is the one-process run's: each trace saw every rank's samples."""
@@ -265,6 +270,7 @@ def _files(root: Path, leave_out: str) -> collections.Counter:
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.slow  # 5 launches, 7 processes: ~60 s of CPU for the whole matrix
 def test_data_parallel_files_are_written_once_by_rank_0(matrix, mode):
     single, run = matrix[f"single-{MODES[mode]}"], matrix[mode]
     _finished(run, 2)
@@ -276,6 +282,7 @@ def test_data_parallel_files_are_written_once_by_rank_0(matrix, mode):
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.slow  # 5 launches, 7 processes: ~60 s of CPU for the whole matrix
 def test_data_parallel_trace_messages_are_printed_once_by_rank_0(matrix, mode):
     single, run = matrix[f"single-{MODES[mode]}"], matrix[mode]
     _finished(run, 2)
