@@ -283,6 +283,19 @@ def test_data_parallel_files_are_written_once_by_rank_0(matrix, mode):
 
 @pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.slow  # 5 launches, 7 processes: ~60 s of CPU for the whole matrix
+def test_data_parallel_explanations_show_the_samples_one_process_shows(matrix, mode):
+    """GradCAM and EigenCAM keep the epoch's first 3 samples: with 2 of them per rank in a batch, those are rank 0's
+    2 and rank 1's first one; the figures (drawn from the data alone) are the one-process run's, byte for byte."""
+    single, run = matrix[f"single-{MODES[mode]}"], matrix[mode]
+    _finished(run, 2)
+    figures = sorted(path.name for path in (single["root"] / "images").glob("*cam_*.png"))
+    assert len(figures) == 6  # gradcam and eigencam: eval epochs 1 and 2, test
+    for name in figures:
+        assert (run["root"] / "images" / name).read_bytes() == (single["root"] / "images" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.slow  # 5 launches, 7 processes: ~60 s of CPU for the whole matrix
 def test_data_parallel_trace_messages_are_printed_once_by_rank_0(matrix, mode):
     single, run = matrix[f"single-{MODES[mode]}"], matrix[mode]
     _finished(run, 2)

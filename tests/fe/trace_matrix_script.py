@@ -75,13 +75,13 @@ TRACE_ARGS: Dict[str, Callable[[Any], Any]] = {
     # progress
     "ProgressBar": lambda c: fe.trace.progress_bar.ProgressBar(),
     # xai
-    "EigenCAM": lambda c: fe.trace.xai.EigenCAM(images="img", activations="act", n_components=2, n_samples=2),
-    "GradCAM": lambda c: fe.trace.xai.GradCAM(images="img", grads="act", n_components=2, n_samples=2),
+    "EigenCAM": lambda c: fe.trace.xai.EigenCAM(images="img", activations="act", n_components=2, n_samples=3),
+    "GradCAM": lambda c: fe.trace.xai.GradCAM(images="img", grads="act", n_components=2, n_samples=3),
     "InstanceTracker": lambda c: fe.trace.xai.InstanceTracker(index="idx", metric="sample_ce", n_max_to_keep=2,
                                                               n_min_to_keep=1),
     "LabelTracker": lambda c: fe.trace.xai.LabelTracker(label="y", metric="sample_ce"),
     "Saliency": lambda c: fe.trace.xai.Saliency(c.model, model_inputs="img", model_outputs="y_pred", class_key="y",
-                                                samples=2, smoothing=2, integrating=(2, 0)),
+                                                samples=3, smoothing=2, integrating=(2, 0)),
 }
 
 #: Public traces the matrix does not build, with the reason.
