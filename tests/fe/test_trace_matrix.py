@@ -255,6 +255,12 @@ def test_data_parallel_trace_states_equal_the_one_process_run(matrix, mode):
     for name in expected:
         _assert_same_state(expected[name], got[name], name)
     assert got["InstanceTracker"]["history"] and got["LabelTracker"]["history"] and got["PBMCalibrator"]["calibrator"]
+    reports = [json.loads((folder / "report" / "matrix_TestReport.json").read_text())
+               for folder in (single["root"], run["root"])]
+    for report in reports:
+        report.pop("timestamp"), report.pop("execution_time(s)")
+    assert reports[1] == reports[0]
+    assert reports[0]["tests"][1]["fail_number"] == 2  # the test set's 2 samples of class 2, counted over the ranks
 
 
 def _files(root: Path, leave_out: str) -> collections.Counter:
