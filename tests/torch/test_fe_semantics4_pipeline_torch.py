@@ -1,0 +1,27 @@
+"""FastEstimator semantics, part 4 (issue 43) on torch: the pipeline and dataset behaviours whose data reaches the
+network (the YOLOv5 scripts' `image_id` deletion, ...)."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fe_core.build import build
+from fe_core.estimator import Estimator
+from fe_core.network import make_network
+from fe_core.op.tensorop import Delete
+from fe_core.op.tensorop.loss import CrossEntropy
+from fe_core.op.tensorop.model import ModelOp, UpdateOp
+from semantics4_pipeline_helpers import EvalKeys, check_yolo_run, yolo_style_pipeline
+
+
+@pytest.mark.parametrize("delete_in_pipeline", [True, False])
+def test_yolov5_deletes_image_id_in_eval(tmp_path, delete_in_pipeline):
+    model = build(lambda: torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.Softmax(dim=-1)), "adam")
+    ops = [ModelOp(model=model, inputs="image", outputs="pred"), CrossEntropy(inputs=("pred", "y"), outputs="ce"),
+           UpdateOp(model=model, loss_name="ce")]
+    if not delete_in_pipeline:
+        ops.append(Delete(keys="image_id", mode="eval"))
+    trace = EvalKeys()
+    Estimator(pipeline=yolo_style_pipeline(str(tmp_path), delete_in_pipeline), network=make_network(ops), epochs=1,
+              traces=[trace], log_steps=None).fit()
+    check_yolo_run(trace, delete_in_pipeline)
