@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from fe_core.dataset import InterleaveDataset, NumpyDataset
+from fe_core.op.numpyop import RemoveIf
+from fe_core.pipeline import Pipeline
 from semantics4_pipeline_helpers import make_coco, yolo_style_pipeline
 
 
@@ -18,3 +21,46 @@ def test_an_op_reads_image_id_before_delete_drops_it(tmp_path):
     assert "image_id" not in results
     assert np.asarray(results["image"])[:, 0].tolist() == [1.0, 2.0]  # made from image_id by the op before Delete
     assert np.asarray(results["y"]).tolist() == [1, 0]
+
+
+# ------------------------------------------------------------------------------------------- item 2: filters
+def _epoch(pipeline, **kwargs):
+    with pipeline(mode="train", shuffle=False, **kwargs) as loader:
+        return [np.asarray(batch["x"]).tolist() for batch in loader]
+
+
+def test_a_partial_batch_waits_behind_the_next_full_one():
+    # RemoveIf's contract: replacements keep every batch full, and the kept samples of a partial batch may appear
+    # one batch later (FastEstimator yields the next full batch first and combines the partial one afterwards)
+    pipeline = Pipeline(train_data=NumpyDataset({"x": np.arange(10)}), batch_size=4,
+                        ops=[RemoveIf(fn=lambda x: x == 1, inputs="x")])
+    assert _epoch(pipeline) == [[4, 5, 6, 7], [0, 2, 3, 8], [9, 0]]
+    pipeline = Pipeline(train_data=NumpyDataset({"x": np.arange(10)}), batch_size=4,
+                        ops=[RemoveIf(fn=lambda x: x % 3 == 1, inputs="x")])  # partial batches fill each other
+    assert _epoch(pipeline) == [[0, 2, 3, 5], [6, 8, 9, 0], [2, 3]]
+
+
+def test_a_partial_batch_is_combined_at_the_end_of_the_epoch():
+    pipeline = Pipeline(train_data=NumpyDataset({"x": np.arange(12)}), batch_size=4,
+                        ops=[RemoveIf(fn=lambda x: x in (1, 6), inputs="x")])
+    assert _epoch(pipeline, steps_per_epoch=3) == [[0, 2, 3, 4], [8, 9, 10, 11], [5, 7, 0, 2]]
+
+
+def _interleaved(replacement):
+    members = {"a": NumpyDataset({"x": np.arange(10)}), "b": NumpyDataset({"x": np.arange(100, 120)})}
+    return Pipeline(train_data=InterleaveDataset(members), batch_size=2,
+                    ops=[RemoveIf(fn=lambda x: x in (1, 4, 104), replacement=replacement, inputs="x")])
+
+
+def test_interleaved_filtering_drops_a_pattern_worth_of_steps_for_each_filtered_sample():
+    # the documented limitation: "an entire pattern-worth of data will be dropped every time that an undesired
+    # element is encountered": 1 takes a's [0, 1] and b's [100, 101], 4 a's [4, 5] and b's [104, 105] (whose own
+    # filtered sample starts no new drop), and 104 is in that worth already
+    batches = _epoch(_interleaved(replacement=False))
+    assert batches == [[2, 3], [102, 103], [6, 7], [106, 107], [8, 9], [108, 109]]
+
+
+def test_interleaved_filtering_with_replacement_keeps_the_number_of_steps():
+    batches = _epoch(_interleaved(replacement=True))
+    assert len(batches) == 10 and [batch[0] < 100 for batch in batches] == [True, False] * 5
+    assert batches[6:] == [[2, 3], [102, 103], [6, 7], [106, 107]]  # the next pass, dropping the same steps

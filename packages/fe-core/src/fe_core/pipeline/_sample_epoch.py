@@ -32,7 +32,8 @@ from fe_core.op.numpyop.remove_if import FilteredData
 from fe_core.pipeline.op_runner import add_note, run_steps
 
 __all__ = ["KEPT", "REPLACED", "REMOVED", "task_seed", "SeededRandom", "TaskStream", "TaskRunner", "WholeBatchRunner",
-           "ItemRunner", "assemble", "assemble_items", "check_epoch", "reset_dataset", "UNBATCHED_TASK"]
+           "ItemRunner", "assemble", "assemble_items", "assemble_fixed", "check_epoch", "reset_dataset",
+           "UNBATCHED_TASK"]
 
 KEPT, REPLACED, REMOVED = 0, 1, 2  # what happened to each position of a task
 UNBATCHED_TASK = 16  # positions per task when nothing is batched
@@ -403,6 +404,37 @@ def assemble_items(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any
             return
 
 
+def assemble_fixed(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]],
+                   runner: Callable[[], TaskRunner], items: bool) -> Iterator[Any]:
+    """One pass of fixed batches, a batch per task (an InterleaveDataset's member: FastEstimator's interleaved steps
+    take fixed positions of each member): a task with a sample filtered out yields the filter's `FilteredData` in its
+    batch's place instead of being refilled (the interleaving drops steps for it); an incomplete last batch is dropped.
+
+    Args:
+        plan: The member's epoch plan.
+        results: Its task results in order.
+        runner: The trainer's TaskRunner (for collating raw results).
+        items: Whether each task is an item of a dataset of whole batches.
+    """
+    size, batch_size = len(plan.dataset), plan.batch_size or 1
+    for start, _, result in results:
+        if start >= size:
+            return
+        if result[0] == "batch":
+            if not items and result[1] < batch_size:
+                return
+            batch = result[2]
+        elif len(result[2]) == len(result[1]):
+            if len(result[1]) < batch_size:
+                return
+            batch = runner().finish(result[2], result[3], start)
+        else:
+            batch = FilteredData(replacement=REMOVED not in result[1])
+        if not isinstance(batch, FilteredData):
+            forget_cached_normal()
+        yield batch
+
+
 def filter_patience(size: int) -> int:
     """How many draws in a row may be filtered out (with replacement) before the epoch is refused: FastEstimator keeps
     drawing replacements, so a filter that rejects most draws (a random one, or one a new pairing of a
@@ -462,7 +494,31 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
         drawn += count
         return budget is not None and drawn >= budget
 
+    def defers_pending(count: int) -> bool:
+        """FastEstimator's order: a full batch drawn while kept samples of a partial one wait goes first (the partial
+        batch waits behind it) unless the epoch's end is near, where they are combined."""
+        if not pending or count != batch_size:
+            return False
+        if budget is not None:
+            return drawn + batch_size + len(pending) < budget
+        target = size - size % batch_size if drop_last else size
+        return drawn + removed_for_good + batch_size + len(pending) < target
+
     for start, indices, result in results:
+        if result[0] == "batch" and defers_pending(result[1]):
+            consumed += result[1]
+            kept += result[1]
+            missed = 0
+            if (yield from settle(result[2], result[1])):
+                return
+            continue
+        if result[0] == "raw" and len(result[2]) == len(result[1]) and defers_pending(len(result[1])):
+            consumed += len(result[1])
+            kept += len(result[1])
+            missed = 0
+            if (yield from settle(runner().finish(result[2], result[3], start), len(result[1]))):
+                return
+            continue
         if result[0] == "batch":
             count = result[1]
             ends_epoch = (steps_per_epoch is None and consumed + count >= size
