@@ -69,3 +69,27 @@ def check_yolo_run(trace: EvalKeys, deleted_in_pipeline: bool) -> None:
     assert [box[0][4] for boxes in trace.boxes for box in boxes] == [3, 4, 5, 6]  # category = image id + 2
     for keys in trace.keys:
         assert "bbox" in keys and ("image_id" not in keys or not deleted_in_pipeline)
+
+
+class ListItems:
+    """A map-style dataset of the user's own whose every item is a list of 5 samples (as FastEstimator's tests'
+    datasets of pre-grouped samples), keys renamable."""
+
+    def __init__(self, size: int, x_key: str = "x", y_key: str = "y") -> None:
+        self.size, self.x_key, self.y_key = size, x_key, y_key
+
+    def __getitem__(self, index: int) -> List[Dict[str, Any]]:
+        return [{self.x_key: np.full(2, index * 10 + k, dtype=np.float32), self.y_key: np.int64(k)} for k in range(5)]
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def list_batch_pipeline(disjoint: bool) -> Pipeline:
+    """A BatchDataset drawing 2 samples of a plain dataset and 1 item (5 samples) of a `ListItems` (same keys), or
+    5 and 1 with disjoint keys (merged pairwise)."""
+    from fe_core.dataset import BatchDataset
+    plain = NumpyDataset({"x": np.arange(8, dtype=np.float32).reshape(4, 2), "y": np.arange(4)})
+    if disjoint:
+        return Pipeline(train_data=BatchDataset([plain, ListItems(4, "x1", "y1")], num_samples=[5, 1]))
+    return Pipeline(train_data=BatchDataset([plain, ListItems(4)], num_samples=[2, 1]))

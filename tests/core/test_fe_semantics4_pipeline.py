@@ -7,7 +7,7 @@ import numpy as np
 from fe_core.dataset import InterleaveDataset, NumpyDataset
 from fe_core.op.numpyop import RemoveIf
 from fe_core.pipeline import Pipeline
-from semantics4_pipeline_helpers import make_coco, yolo_style_pipeline
+from semantics4_pipeline_helpers import list_batch_pipeline, make_coco, yolo_style_pipeline
 
 
 # ------------------------------------------------------------------------------------- item 1: YOLOv5's image_id
@@ -64,3 +64,12 @@ def test_interleaved_filtering_with_replacement_keeps_the_number_of_steps():
     batches = _epoch(_interleaved(replacement=True))
     assert len(batches) == 10 and [batch[0] < 100 for batch in batches] == [True, False] * 5
     assert batches[6:] == [[2, 3], [102, 103], [6, 7], [106, 107]]  # the next pass, dropping the same steps
+
+
+# ---------------------------------------------------------------------------- item 3: get_results, benchmark
+def test_get_results_of_a_batch_dataset_whose_member_items_are_lists_of_samples():
+    batch = list_batch_pipeline(disjoint=False).get_results()
+    assert np.asarray(batch["x"]).shape == (7, 2)  # 2 samples + one item of 5
+    assert sorted(np.asarray(batch["y"]).tolist()) == [0, 0, 1, 1, 2, 3, 4]
+    batch = list_batch_pipeline(disjoint=True).get_results()  # 5 samples merged with the item's 5
+    assert np.asarray(batch["x"]).shape == (5, 2) and np.asarray(batch["x1"]).shape == (5, 2)

@@ -11,7 +11,9 @@ from fe_core.network import make_network
 from fe_core.op.tensorop import Delete
 from fe_core.op.tensorop.loss import CrossEntropy
 from fe_core.op.tensorop.model import ModelOp, UpdateOp
-from semantics4_pipeline_helpers import EvalKeys, check_yolo_run, yolo_style_pipeline
+from semantics4_pipeline_helpers import EvalKeys, check_yolo_run, list_batch_pipeline, yolo_style_pipeline
+
+TENSOR = torch.Tensor
 
 
 @pytest.mark.parametrize("delete_in_pipeline", [True, False])
@@ -25,3 +27,10 @@ def test_yolov5_deletes_image_id_in_eval(tmp_path, delete_in_pipeline):
     Estimator(pipeline=yolo_style_pipeline(str(tmp_path), delete_in_pipeline), network=make_network(ops), epochs=1,
               traces=[trace], log_steps=None).fit()
     check_yolo_run(trace, delete_in_pipeline)
+
+
+def test_get_results_with_list_valued_batch_data():
+    batch = list_batch_pipeline(disjoint=False).get_results()
+    assert isinstance(batch["x"], TENSOR) and tuple(batch["x"].shape) == (7, 2)
+    batch = list_batch_pipeline(disjoint=True).get_results()
+    assert tuple(batch["x"].shape) == (5, 2) and tuple(batch["x1"].shape) == (5, 2)
