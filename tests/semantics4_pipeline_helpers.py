@@ -93,3 +93,9 @@ def list_batch_pipeline(disjoint: bool) -> Pipeline:
     if disjoint:
         return Pipeline(train_data=BatchDataset([plain, ListItems(4, "x1", "y1")], num_samples=[5, 1]))
     return Pipeline(train_data=BatchDataset([plain, ListItems(4)], num_samples=[2, 1]))
+
+
+def named_pipeline() -> Pipeline:
+    """Samples with a string column, batched by 2."""
+    data = {"x": np.arange(4, dtype=np.float32), "name": np.array(["a", "b", "c", "d"])}
+    return Pipeline(train_data=NumpyDataset(data), batch_size=2)

@@ -11,7 +11,8 @@ from fe_core.network import make_network
 from fe_core.op.tensorop import Delete
 from fe_core.op.tensorop.loss import CrossEntropy
 from fe_core.op.tensorop.model import ModelOp, UpdateOp
-from semantics4_pipeline_helpers import EvalKeys, check_yolo_run, list_batch_pipeline, yolo_style_pipeline
+from semantics4_pipeline_helpers import (EvalKeys, check_yolo_run, list_batch_pipeline, named_pipeline,
+                                         yolo_style_pipeline)
 
 TENSOR = tf.Tensor
 
@@ -35,3 +36,11 @@ def test_get_results_with_list_valued_batch_data():
     assert isinstance(batch["x"], TENSOR) and tuple(batch["x"].shape) == (7, 2)
     batch = list_batch_pipeline(disjoint=True).get_results()
     assert tuple(batch["x"].shape) == (5, 2) and tuple(batch["x1"].shape) == (5, 2)
+
+
+def test_string_columns_of_loader_batches_are_lists_of_str():
+    with named_pipeline()(mode="train", shuffle=False) as loader:
+        batches = list(loader)
+    assert [batch["name"] for batch in batches] == [["a", "b"], ["c", "d"]]
+    assert isinstance(batches[0]["x"], TENSOR)
+    assert named_pipeline().get_results()["name"] == ["a", "b"]

@@ -683,7 +683,7 @@ class Pipeline:
             context.loader.pool = None  # a few batches: computed here, never worth starting processes
             with context as loader:
                 for batch in loader:
-                    results.append(to_public(batch, backend))
+                    results.append(to_public(batch, backend, string_lists=True))
                     if len(results) >= num_steps:
                         break
         return results[0] if len(results) == 1 else results
