@@ -1,10 +1,11 @@
 """What `with pipeline(...) as loader:` hands to user code: batches of framework tensors, as in FastEstimator.
 
 The Pipeline computes on numpy (the fast path the Estimator iterates). Where a loader leaves fe for user code, its
-batches become the tensors FastEstimator's loader yields (a string column a list of str, as its collation makes), decided as `Pipeline.get_results` decides it
+batches become the tensors FastEstimator's loader yields, decided as `Pipeline.get_results` decides it
 (`fe_core.framework.public.public_backend`: torch tensors on the CPU when torch is installed, the installed
-framework's otherwise, numpy where none is). The conversion is zero-copy where the array allows it (torch shares a
-batch array's memory). A framework loader given as data (a torch DataLoader, a tf.data.Dataset) is handed out
+framework's otherwise, numpy where none is), and a string column a list of str, as its collation makes. The
+conversion is zero-copy where the array allows it (torch shares a batch array's memory). A framework loader given as
+data (a torch DataLoader, a tf.data.Dataset) is handed out
 unchanged, as FastEstimator does.
 """
 from __future__ import annotations
