@@ -11,7 +11,7 @@ import numpy as np
 
 from fe_core.dataset import NumpyDataset
 from fe_core.dataset.data.mscoco import MSCOCODataset
-from fe_core.op.numpyop import Batch, Delete, LambdaOp
+from fe_core.op.numpyop import Batch, Delete, LambdaOp, NumpyOp
 from fe_core.pipeline import Pipeline
 from fe_core.trace import Trace
 
@@ -99,3 +99,25 @@ def named_pipeline() -> Pipeline:
     """Samples with a string column, batched by 2."""
     data = {"x": np.arange(4, dtype=np.float32), "name": np.array(["a", "b", "c", "d"])}
     return Pipeline(train_data=NumpyDataset(data), batch_size=2)
+
+
+class PlusHalf(NumpyOp):
+    def forward(self, data: Any, state: Dict[str, Any]) -> Any:
+        return data + 0.5
+
+
+def tagged_interleave_pipeline() -> Pipeline:
+    """An InterleaveDataset of members 'a' and 'b' given as the Pipeline's ds_id 'source': one op for member 'a', one
+    for 'source' (so both run on a's batches, one on b's)."""
+    from fe_core.dataset import InterleaveDataset
+    members = {"a": NumpyDataset({"x": np.arange(1, 5, dtype=np.float32)}),
+               "b": NumpyDataset({"x": np.arange(10, 50, 10, dtype=np.float32)})}
+    ops = [PlusHalf(inputs="x", outputs="x", ds_id="a"), PlusHalf(inputs="x", outputs="x", ds_id="source")]
+    return Pipeline(train_data={"source": InterleaveDataset(members)}, batch_size=2, ops=ops)
+
+
+def tagged_values(results: List[Dict[str, Any]]) -> List[List[float]]:
+    return [np.asarray(batch["x"]).tolist() for batch in results]
+
+
+TAGGED_EXPECTED = [[2.0, 3.0], [10.5, 20.5], [4.0, 5.0], [30.5, 40.5]]

@@ -7,7 +7,8 @@ import numpy as np
 from fe_core.dataset import InterleaveDataset, NumpyDataset
 from fe_core.op.numpyop import RemoveIf
 from fe_core.pipeline import Pipeline
-from semantics4_pipeline_helpers import list_batch_pipeline, make_coco, yolo_style_pipeline
+from semantics4_pipeline_helpers import (TAGGED_EXPECTED, list_batch_pipeline, make_coco, tagged_interleave_pipeline,
+                                         tagged_values, yolo_style_pipeline)
 
 
 # ------------------------------------------------------------------------------------- item 1: YOLOv5's image_id
@@ -73,3 +74,9 @@ def test_get_results_of_a_batch_dataset_whose_member_items_are_lists_of_samples(
     assert sorted(np.asarray(batch["y"]).tolist()) == [0, 0, 1, 1, 2, 3, 4]
     batch = list_batch_pipeline(disjoint=True).get_results()  # 5 samples merged with the item's 5
     assert np.asarray(batch["x"]).shape == (5, 2) and np.asarray(batch["x1"]).shape == (5, 2)
+
+
+# ------------------------------------------------------------------- item 4: InterleaveDataset ds tags
+def test_interleaved_members_run_the_ops_of_their_tag_and_of_the_pipeline_ds_id():
+    results = tagged_interleave_pipeline().get_results(mode="train", num_steps=4, ds_id="source")
+    assert tagged_values(results) == TAGGED_EXPECTED

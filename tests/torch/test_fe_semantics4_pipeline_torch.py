@@ -11,7 +11,8 @@ from fe_core.network import make_network
 from fe_core.op.tensorop import Delete
 from fe_core.op.tensorop.loss import CrossEntropy
 from fe_core.op.tensorop.model import ModelOp, UpdateOp
-from semantics4_pipeline_helpers import (EvalKeys, check_yolo_run, list_batch_pipeline, named_pipeline,
+from semantics4_pipeline_helpers import (TAGGED_EXPECTED, EvalKeys, check_yolo_run, list_batch_pipeline,
+                                         named_pipeline, tagged_interleave_pipeline, tagged_values,
                                          yolo_style_pipeline)
 
 TENSOR = torch.Tensor
@@ -43,3 +44,8 @@ def test_string_columns_of_loader_batches_are_lists_of_str():
     assert [batch["name"] for batch in batches] == [["a", "b"], ["c", "d"]]
     assert isinstance(batches[0]["x"], TENSOR)
     assert named_pipeline().get_results()["name"] == ["a", "b"]
+
+
+def test_interleaved_members_run_the_ops_of_their_tag_and_of_the_pipeline_ds_id():
+    results = tagged_interleave_pipeline().get_results(mode="train", num_steps=4, ds_id="source")
+    assert isinstance(results[0]["x"], TENSOR) and tagged_values(results) == TAGGED_EXPECTED
