@@ -3,6 +3,7 @@ replacement, InterleaveDataset, get_results/benchmark, ExtendDataset and loader 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from fe_core.dataset import InterleaveDataset, NumpyDataset
 from fe_core.op.numpyop import RemoveIf
@@ -80,3 +81,11 @@ def test_get_results_of_a_batch_dataset_whose_member_items_are_lists_of_samples(
 def test_interleaved_members_run_the_ops_of_their_tag_and_of_the_pipeline_ds_id():
     results = tagged_interleave_pipeline().get_results(mode="train", num_steps=4, ds_id="source")
     assert tagged_values(results) == TAGGED_EXPECTED
+
+
+def test_benchmark_of_a_batch_dataset(capsys):
+    from fe_core.dataset import BatchDataset
+    data = BatchDataset([NumpyDataset({"x": np.arange(6)}), NumpyDataset({"x": np.arange(10, 16)})], num_samples=[2, 1])
+    speeds = Pipeline(train_data=data).benchmark(num_steps=4, log_interval=2)
+    assert set(speeds) == {""} and speeds[""]["samples_per_sec"] == pytest.approx(3 * speeds[""]["steps_per_sec"])
+    assert "4 steps, 12 samples" in capsys.readouterr().out

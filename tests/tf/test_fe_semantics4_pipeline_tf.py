@@ -11,6 +11,7 @@ from fe_core.network import make_network
 from fe_core.op.tensorop import Delete
 from fe_core.op.tensorop.loss import CrossEntropy
 from fe_core.op.tensorop.model import ModelOp, UpdateOp
+from fe_core.pipeline import Pipeline
 from semantics4_pipeline_helpers import (TAGGED_EXPECTED, EvalKeys, check_yolo_run, list_batch_pipeline,
                                          named_pipeline, tagged_interleave_pipeline, tagged_values,
                                          yolo_style_pipeline)
@@ -50,3 +51,10 @@ def test_string_columns_of_loader_batches_are_lists_of_str():
 def test_interleaved_members_run_the_ops_of_their_tag_and_of_the_pipeline_ds_id():
     results = tagged_interleave_pipeline().get_results(mode="train", num_steps=4, ds_id="source")
     assert isinstance(results[0]["x"], TENSOR) and tagged_values(results) == TAGGED_EXPECTED
+
+
+def test_benchmark_of_a_batched_tf_dataset_given_as_data(capsys):
+    data = tf.data.Dataset.from_tensor_slices({"x": tf.reshape(tf.range(12, dtype=tf.float32), (6, 2))}).batch(2)
+    speeds = Pipeline(train_data=data).benchmark(num_steps=5, log_interval=2)
+    assert speeds[""]["samples_per_sec"] == pytest.approx(2 * speeds[""]["steps_per_sec"])
+    assert "5 steps, 10 samples" in capsys.readouterr().out

@@ -11,6 +11,7 @@ from fe_core.network import make_network
 from fe_core.op.tensorop import Delete
 from fe_core.op.tensorop.loss import CrossEntropy
 from fe_core.op.tensorop.model import ModelOp, UpdateOp
+from fe_core.pipeline import Pipeline
 from semantics4_pipeline_helpers import (TAGGED_EXPECTED, EvalKeys, check_yolo_run, list_batch_pipeline,
                                          named_pipeline, tagged_interleave_pipeline, tagged_values,
                                          yolo_style_pipeline)
@@ -49,3 +50,11 @@ def test_string_columns_of_loader_batches_are_lists_of_str():
 def test_interleaved_members_run_the_ops_of_their_tag_and_of_the_pipeline_ds_id():
     results = tagged_interleave_pipeline().get_results(mode="train", num_steps=4, ds_id="source")
     assert isinstance(results[0]["x"], TENSOR) and tagged_values(results) == TAGGED_EXPECTED
+
+
+def test_benchmark_of_a_torch_dataloader_given_as_data(capsys):
+    data = torch.utils.data.TensorDataset(torch.arange(12, dtype=torch.float32).reshape(6, 2))
+    loader = torch.utils.data.DataLoader([{"x": row[0]} for row in data], batch_size=2)
+    speeds = Pipeline(train_data=loader).benchmark(num_steps=5, log_interval=2)
+    assert speeds[""]["samples_per_sec"] == pytest.approx(2 * speeds[""]["steps_per_sec"])
+    assert "5 steps, 10 samples" in capsys.readouterr().out
