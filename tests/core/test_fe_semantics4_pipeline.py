@@ -89,3 +89,34 @@ def test_benchmark_of_a_batch_dataset(capsys):
     speeds = Pipeline(train_data=data).benchmark(num_steps=4, log_interval=2)
     assert set(speeds) == {""} and speeds[""]["samples_per_sec"] == pytest.approx(3 * speeds[""]["steps_per_sec"])
     assert "4 steps, 12 samples" in capsys.readouterr().out
+
+
+# ------------------------------------------------------- items 2 and 5: ExtendDataset, batched replacement filters
+def test_an_extend_dataset_replaces_filtered_samples_with_the_rest_of_the_data():
+    from fe_core.dataset import ExtendDataset
+    data = ExtendDataset(NumpyDataset({"x": np.arange(12)}), spoof_length=4)
+    pipeline = Pipeline(train_data=data, batch_size=2, num_process=0,
+                        ops=[RemoveIf(fn=lambda x: x in (0, 2), inputs="x")])
+    assert _epoch(pipeline) == [[1, 3], [4, 5]]  # 4 and 5 come next in the pass, not 1 and 3 again
+
+
+def test_an_extended_batch_dataset_replaces_filtered_batches_with_the_rest_of_the_data():
+    from fe_core.dataset import BatchDataset, ExtendDataset
+    data = ExtendDataset(BatchDataset(NumpyDataset({"x": np.arange(8)}), num_samples=2), spoof_length=1)
+    pipeline = Pipeline(train_data=data, num_process=0, ops=[RemoveIf(fn=lambda x: x < 6, inputs="x")])
+    assert _epoch(pipeline) == [[6, 7]]
+
+
+def test_a_batched_replacement_filter_keeps_drawing_after_a_long_run_of_rejected_batches():
+    from fe_core.dataset import BatchDataset
+    from fe_core.warning_lines import FEWarning
+    calls = []
+
+    def reject_the_first_1200_batches(x):
+        calls.append(x)
+        return len(calls) <= 1200  # one call per rejected batch: its first sample
+
+    data = BatchDataset(NumpyDataset({"x": np.arange(4)}), num_samples=2)
+    pipeline = Pipeline(train_data=data, num_process=0, ops=[RemoveIf(fn=reject_the_first_1200_batches, inputs="x")])
+    with pytest.warns(FEWarning, match="filtered out 1001 batches in a row .* still drawing replacements"):
+        assert _epoch(pipeline) == [[0, 1], [2, 3]]

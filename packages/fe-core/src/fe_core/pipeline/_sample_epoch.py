@@ -30,6 +30,7 @@ from fe_core.dataset.numpy_dataset import NumpyDataset
 from fe_core.op.numpyop.batch import collate_samples
 from fe_core.op.numpyop.remove_if import FilteredData
 from fe_core.pipeline.op_runner import add_note, run_steps
+from fe_core.warning_lines import fe_warn
 
 __all__ = ["KEPT", "REPLACED", "REMOVED", "task_seed", "SeededRandom", "TaskStream", "TaskRunner", "WholeBatchRunner",
            "ItemRunner", "assemble", "assemble_items", "assemble_fixed", "check_epoch", "reset_dataset",
@@ -158,16 +159,22 @@ class TaskStream:
         key: The epoch's random key.
         task_size: Positions per task.
         one_pass: Cut the task that reaches the end of the first pass there.
+        continuous: Positions past the first pass are the dataset's own indices past its length (a dataset whose
+            items go on, `fe_continuous_stream`: ExtendDataset), not another pass.
     """
 
     def __init__(self, size: int, first_order: Optional[np.ndarray], shuffle: bool, key: int, task_size: int,
-                 one_pass: bool) -> None:
+                 one_pass: bool, continuous: bool = False) -> None:
         self.size, self.shuffle, self.key, self.task_size, self.one_pass = size, shuffle, key, task_size, one_pass
+        self.continuous = continuous
         self.orders = {0: first_order if first_order is not None else np.arange(size)}
 
     def _order(self, lap: int) -> np.ndarray:
         order = self.orders.get(lap)
-        if order is None:
+        if order is None and self.continuous:
+            order = np.arange(lap * self.size, (lap + 1) * self.size)
+            self.orders = {lap: order}
+        elif order is None:
             order = (np.random.default_rng([self.key, lap]).permutation(self.size) if self.shuffle
                      else np.arange(self.size))
             self.orders = {lap: order}  # passes are visited in order: keep one
@@ -364,7 +371,14 @@ class ItemRunner(TaskRunner):
     def run(self, start: int, indices: np.ndarray, want_batch: bool) -> Tuple[Any, ...]:
         size = len(self.dataset)
         lap, position = divmod(start, size)
-        if lap != self.lap:
+        inner = getattr(self.dataset, "dataset", None)
+        if getattr(self.dataset, "fe_continuous_stream", False) and inner is not None:  # items go on past its length
+            position = start  # a new pass over the wrapped dataset of whole batches redraws its pairings
+            lap = start // len(inner)
+            if lap != self.lap:
+                reset_dataset(inner, self.shuffle, task_seed(self.key, lap, _RESET_SALT))
+                self.lap = lap
+        elif lap != self.lap:
             reset_dataset(self.dataset, self.shuffle, task_seed(self.key, lap, _RESET_SALT))
             self.lap = lap
         kept = self.random.call(task_seed(self.sample_key, start), self._item, position)
@@ -391,8 +405,8 @@ def assemble_items(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any
         if isinstance(batch, FilteredData):
             if batch.replacement:
                 skipped += 1
-                if skipped > filter_patience(size):
-                    raise _too_many(plan, "batches", skipped)
+                if skipped == filter_patience(size) + 1:
+                    still_drawing(plan, skipped)
                 continue
             counted += 1
         else:
@@ -443,6 +457,14 @@ def filter_patience(size: int) -> int:
     return max(20 * size, 1000)
 
 
+def still_drawing(plan: Any, count: int) -> None:
+    """Warn (once per run of rejections) that whole batches keep being filtered out with replacement: FastEstimator
+    keeps drawing replacements for them (a filter on whole batches may pass rarely: a new pairing of a BatchDataset, a
+    random filter), so the epoch goes on rather than failing."""
+    fe_warn(f"The Pipeline filtered out {count} batches in a row in {plan.where()} (RemoveIf or an op returning "
+            f"FilteredData with replacement); still drawing replacements, as FastEstimator does")
+
+
 def _too_many(plan: Any, what: str, count: int) -> ValueError:
     return ValueError(f"The Pipeline filtered out {count} {what} in a row in {plan.where()} (RemoveIf or an op "
                       f"returning FilteredData); refusing to loop forever")
@@ -485,8 +507,8 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
                 return budget is not None and drawn >= budget
             kept -= count  # drawn again
             filtered_batches += 1
-            if filtered_batches * batch_size > filter_patience(size) + batch_size:
-                raise _too_many(plan, "batches", filtered_batches)
+            if filtered_batches * batch_size > filter_patience(size) >= (filtered_batches - 1) * batch_size:
+                still_drawing(plan, filtered_batches)
             return False
         filtered_batches = 0
         forget_cached_normal()

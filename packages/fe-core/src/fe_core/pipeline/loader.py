@@ -47,7 +47,7 @@ from fe_core.pipeline.position import PositionTracker
 from fe_core.pipeline.op_runner import OpTimer, compile_steps
 from fe_core.pipeline._sample_epoch import (UNBATCHED_TASK, ItemRunner, SeededRandom, TaskRunner, TaskStream,
                                             WholeBatchRunner, assemble, assemble_fixed, assemble_items, check_epoch,
-                                            filter_patience, reset_dataset)
+                                            filter_patience, reset_dataset, still_drawing)
 
 __all__ = ["EpochLoader", "dataset_keys", "worker_runner"]
 
@@ -279,8 +279,8 @@ class EpochLoader:
             tasks, limit = self._rank_tasks(communicator, first_order, key)
         else:
             task_size = plan.batch_size or UNBATCHED_TASK
-            tasks = iter(TaskStream(size, first_order, self.shuffle, key, task_size,
-                                    one_pass=steps_per_epoch is None))
+            tasks = iter(TaskStream(size, first_order, self.shuffle, key, task_size, one_pass=steps_per_epoch is None,
+                                    continuous=getattr(dataset, "fe_continuous_stream", False)))
             limit = size if steps_per_epoch is None else steps_per_epoch * task_size
         local: List[TaskRunner] = []
         aligned = [True]  # whether tasks may still come back as whole batches
@@ -471,9 +471,8 @@ class EpochLoader:
                     dropping -= 1
                     counted += 0 if replaced else 1
                     missed += 1
-                    if missed > filter_patience(steps_per_pass):
-                        raise ValueError(f"The Pipeline filtered out {missed} batches in a row in {plan.where()} "
-                                         f"(RemoveIf or an op returning FilteredData); refusing to loop forever")
+                    if missed == filter_patience(steps_per_pass) + 1 and replaced:
+                        still_drawing(plan, missed)
                     continue
                 missed = 0
                 counted += 1
