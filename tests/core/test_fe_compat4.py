@@ -4,6 +4,7 @@ still fe's matplotlib figure, a NumpyOp Fuse holding a Delete, an op returning m
 binary Accuracy of integer logits."""
 from __future__ import annotations
 
+import copy
 import os
 import re
 
@@ -70,6 +71,8 @@ def test_plot_logs_returns_fastestimators_figure_that_is_still_fes_matplotlib_fi
     figure.show(save_path=str(tmp_path / "c.png"), verbose=False)
     assert (tmp_path / "a.png").read_bytes()[:4] == (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
     assert re.search(r"b \(eval\)", (tmp_path / "b.html").read_text(encoding="utf-8"))
+    copied = copy.deepcopy(figure)  # both drawings come along
+    assert isinstance(copied, FigureFE) and len(copied.data) == len(figure.data) and len(copied.axes) == 2
 
 
 class Passthrough(NumpyOp):

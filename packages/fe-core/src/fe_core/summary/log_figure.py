@@ -75,9 +75,14 @@ class LogFigure(FigureFE):
         matplotlib_figure: The matplotlib Figure of the same drawing.
     """
 
-    def __init__(self, plotly_figure: Any, matplotlib_figure: Any) -> None:
+    def __init__(self, plotly_figure: Any = None, matplotlib_figure: Any = None) -> None:
         super().__init__(plotly_figure)
         self._matplotlib_figure = matplotlib_figure
+
+    def __reduce__(self) -> Any:
+        """Copies and pickles keep both drawings."""
+        cls, (props, ) = super().__reduce__()
+        return cls, (props, self._matplotlib_figure)
 
     @property
     def matplotlib_figure(self) -> Any:
@@ -85,7 +90,7 @@ class LogFigure(FigureFE):
         return self._matplotlib_figure
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "_matplotlib_figure":
+        if name.startswith("_"):  # plotly's own private lookups never reach the matplotlib figure
             raise AttributeError(name)
         return getattr(self._matplotlib_figure, name)
 
