@@ -1,0 +1,125 @@
+"""Which process of a data-parallel run failed, and why, said by the process that logs.
+
+When one process of a run fails, the others learn of it only as a broken connection inside their next collective
+(gloo: "Connection closed by peer"), which the logging process (rank 0) would otherwise report as its own failure, in
+whatever op happened to be waiting ("UpdateOp ... failed ... Connection reset by peer"). So:
+
+- a process that fails writes one line, `<ExceptionType>: <message>`, where every process can read it
+  (`record_failure`; the torch backend writes it into the process group's store, which the launcher holds), before
+  it exits and its connections close;
+- the logging process, when its own error is such a lost connection, looks for those lines (`peer_failure`) and
+  reports the peer's error instead: `rank 1 failed: ValueError: ...`; with no line written (the process was killed
+  by a signal, `kill -9`, or ran out of memory) it names the rank whose process is gone from this machine:
+  `rank 1 died (killed by a signal, or out of memory)`; otherwise that it lost the connection to another process.
+
+A backend's communicator provides the three primitives (`record_failure`, `failure_reports`, `lost_ranks`) and says
+which errors are lost connections (`is_connection_loss`); the single-process communicator has none of them.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from typing import Dict, Iterator, List, Optional
+
+from fe_core.distributed.communicator import Communicator, get_communicator
+
+__all__ = ["PeerFailure", "record_failure", "peer_failure", "describe_error", "pid_alive", "sigterm_held"]
+
+
+class PeerFailure(RuntimeError):
+    """Another process of this data-parallel run failed or died, which broke this process's collective.
+
+    Its message says which rank and why, e.g. `rank 1 failed: ValueError: bad value` or `rank 1 died (killed by a
+    signal, or out of memory)`.
+    """
+
+
+def describe_error(error: BaseException) -> str:
+    """`<ExceptionType>: <first line of its message>` (the type alone for an empty message)."""
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def record_failure(error: BaseException, communicator: Optional[Communicator] = None) -> None:
+    """Tell the other processes why this one fails (nothing in a single process, or when `error` is itself a lost
+    connection to a peer: the peer that failed first is the one to report). Never raises."""
+    comm = communicator or get_communicator()
+    if comm.world_size == 1 or isinstance(error, PeerFailure) or comm.is_connection_loss(error):
+        return
+    try:
+        comm.record_failure(describe_error(error))
+    except Exception:  # pylint: disable=broad-except  # the run's own error is the one to raise
+        pass
+
+
+def peer_failure(error: BaseException, communicator: Optional[Communicator] = None,
+                 terminated: bool = False) -> Optional[PeerFailure]:
+    """When `error` is this process losing its connection to the others, what happened to them; else None.
+
+    Args:
+        error: This process's error.
+        communicator: The run's communicator (default: the active one).
+        terminated: `error` is a SIGTERM, which a launcher (torchrun) sends to the other processes when one fails:
+            a `PeerFailure` only when a peer recorded a failure or is gone.
+
+    Returns:
+        A `PeerFailure` naming the rank(s) that failed (with their error) or died, or saying that the connection to
+        another process was lost; None in a single process or for an error of this process's own.
+    """
+    comm = communicator or get_communicator()
+    if comm.world_size == 1 or isinstance(error, PeerFailure) or not (terminated or comm.is_connection_loss(error)):
+        return None
+    try:
+        reports: Dict[int, str] = {rank: text for rank, text in comm.failure_reports().items() if rank != comm.rank}
+        lost: List[int] = [rank for rank in comm.lost_ranks() if rank != comm.rank and rank not in reports]
+    except Exception:  # pylint: disable=broad-except  # the launcher's store may be gone too
+        reports, lost = {}, []
+    parts = [f"rank {rank} failed: {text}" for rank, text in sorted(reports.items())]
+    parts += [f"rank {rank} died (killed by a signal, or out of memory)" for rank in sorted(lost)]
+    if not parts:
+        if terminated:
+            return None
+        parts = [f"rank {comm.rank} lost its connection to another process of the run (it died, or its machine was "
+                 f"lost; see that process's output): {describe_error(_innermost(error))}"]
+    return PeerFailure("; ".join(parts))
+
+
+@contextlib.contextmanager
+def sigterm_held() -> Iterator[None]:
+    """Within the block, a SIGTERM waits (delivered at its end): a launcher terminates the survivors as soon as one
+    process dies, and the logging process must first finish saying which one."""
+    sigterm = getattr(signal, "SIGTERM", None)
+    if sigterm is None or not hasattr(signal, "pthread_sigmask") \
+            or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {sigterm})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _innermost(error: BaseException) -> BaseException:
+    seen = set()
+    while error.__cause__ is not None and id(error) not in seen:
+        seen.add(id(error))
+        error = error.__cause__
+    return error
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` of this machine exists and is not a zombie (a dead child not yet reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
+    except OSError:
+        return True
