@@ -5,7 +5,8 @@ one process.
 `python newcomer_round5_script.py SCENARIO SAVE_DIR`:
 - `test`: `fe test` of this script with the weights in SAVE_DIR, replicated (DDP), then sharded (`--sharding fsdp`);
 - `fail`: training in which rank 1's trace raises a ValueError at step 3 (rank 0 goes on);
-- `kill`: training in which rank 1 kills itself with SIGKILL at step 3.
+- `kill`: training in which rank 1 kills itself with SIGKILL at step 3;
+a third argument `fsdp` shards the model in `fail` and `kill`.
 """
 import os
 import signal
@@ -65,4 +66,4 @@ if __name__ == "__main__":
             code = main(["test", __file__, "--save_dir", save_dir] + extra)
             assert code == 0, code
     else:
-        get_estimator(save_dir, breaks=scenario).fit()
+        get_estimator(save_dir, breaks=scenario, sharding=sys.argv[3] if len(sys.argv) > 3 else "").fit()
