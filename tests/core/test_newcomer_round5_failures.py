@@ -85,3 +85,15 @@ def test_a_script_stopped_by_a_configuration_error_prints_one_line(tmp_path, tra
     else:
         assert done.stderr == ("ConfigurationError: build(sharding=...) needs several processes: start it with "
                                f"torchrun ({script}, line 5)\n")
+
+
+def test_a_rank_stopped_on_purpose_is_not_reported_as_failed():
+    def work():
+        comm = get_communicator()
+        if comm.rank == 1:
+            record_failure(KeyboardInterrupt())  # Ctrl-C / SIGTERM reached every process of the job
+            comm.barrier()
+            return None
+        comm.barrier()
+        return str(peer_failure(KeyboardInterrupt(), terminated=True))
+    assert ThreadGroup(2).run(work) == ["None", None]

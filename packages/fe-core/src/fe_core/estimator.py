@@ -508,6 +508,7 @@ class Estimator:
             pass
         except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM (Terminated) during the run
             # data-parallel: a launcher terminates the survivors when one process fails; say which, and why
+            record_failure(interrupt)  # stopped on purpose, not dead
             peer = peer_failure(interrupt, terminated=True) if isinstance(interrupt, Terminated) else None
             if peer is not None:
                 abort_run(all_traces, self.system, "failed", peer)

@@ -42,9 +42,13 @@ def describe_error(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
+_INTERRUPTIONS = ("KeyboardInterrupt", "Terminated")
+
+
 def record_failure(error: BaseException, communicator: Optional[Communicator] = None) -> None:
     """Tell the other processes why this one fails (nothing in a single process, or when `error` is itself a lost
-    connection to a peer: the peer that failed first is the one to report). Never raises."""
+    connection to a peer: the peer that failed first is the one to report). A KeyboardInterrupt (Ctrl-C, SIGTERM) is
+    recorded too, so that a process stopped on purpose is not reported as dead. Never raises."""
     comm = communicator or get_communicator()
     if comm.world_size == 1 or isinstance(error, PeerFailure) or comm.is_connection_loss(error):
         return
@@ -76,6 +80,8 @@ def peer_failure(error: BaseException, communicator: Optional[Communicator] = No
         lost: List[int] = [rank for rank in comm.lost_ranks() if rank != comm.rank and rank not in reports]
     except Exception:  # pylint: disable=broad-except  # the launcher's store may be gone too
         reports, lost = {}, []
+    # a process stopped like this one (Ctrl-C or SIGTERM to every process, a preempted job) neither failed nor died
+    reports = {rank: text for rank, text in reports.items() if text.split(":")[0] not in _INTERRUPTIONS}
     parts = [f"rank {rank} failed: {text}" for rank, text in sorted(reports.items())]
     parts += [f"rank {rank} died (killed by a signal, or out of memory)" for rank in sorted(lost)]
     if not parts:
