@@ -102,8 +102,9 @@ def test_fe_test_under_torchrun_says_once_which_weights_it_loaded(launches):
 @pytest.mark.slow
 def test_a_failure_on_rank_1_is_reported_on_rank_0_as_what_it_is(launches):
     output = launches["fail"]
-    assert "FastEstimator-Failed: step 4 (train epoch 1): rank 1 failed: ValueError: rank 1's trace broke at step 3" \
-        in output, output[-4000:]
+    # rank 0 learns it in step 4's gradient all-reduce, or from torchrun's SIGTERM if that comes first (step 3 or 4)
+    assert re.search(r"FastEstimator-Failed: step [34] \(train epoch 1\): rank 1 failed: ValueError: rank 1's trace "
+                     r"broke at step 3\n", output), output[-4000:]
     assert "PeerFailure: rank 1 failed: ValueError: rank 1's trace broke at step 3" in output
     assert "UpdateOp (model" not in output and "by RuntimeError" not in output
 
@@ -111,8 +112,8 @@ def test_a_failure_on_rank_1_is_reported_on_rank_0_as_what_it_is(launches):
 @pytest.mark.slow
 def test_rank_1_killed_is_reported_on_rank_0_as_a_dead_peer(launches):
     output = launches["kill"]
-    assert "FastEstimator-Failed: step 4 (train epoch 1): rank 1 died (killed by a signal, or out of memory)" \
-        in output, output[-4000:]
+    assert re.search(r"FastEstimator-Failed: step [34] \(train epoch 1\): rank 1 died \(killed by a signal, or out "
+                     r"of memory\)\n", output), output[-4000:]
     assert "UpdateOp (model" not in output and "Connection reset by peer" not in output
 
 
@@ -127,7 +128,8 @@ def test_sharding_in_one_process_is_refused_with_one_line(tmp_path, capsys):
     assert captured.out == ""
     assert captured.err.startswith("fe train: error: ConfigurationError: build(sharding=...) of torch model 'mlp' "
                                    "needs several processes: start the script with `torchrun --nproc_per_node N`")
-    assert captured.err.endswith(f"({SCRIPT}, line 50)\n") and captured.err.count("\n") == 1
+    line = next(number for number, text in enumerate(SCRIPT.read_text().splitlines(), 1) if "fe.build(" in text)
+    assert captured.err.endswith(f"({SCRIPT}, line {line})\n") and captured.err.count("\n") == 1  # the user's line
 
 
 def _history(db: Path) -> List[tuple]:
