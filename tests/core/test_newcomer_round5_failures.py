@@ -13,31 +13,31 @@ import numpy as np
 import pytest
 
 from fe_core.distributed import get_communicator
-from fe_core.distributed.failure import PeerFailure, peer_failure, record_failure
+from fe_core.distributed.failure import PeerFailure, peer_failure, record_failure, report_failure
 from fe_core.distributed.threads import ThreadGroup
 from fe_core.trace.abort import abort_message
 
 
-def _rank_one_fails():
-    """Rank 1 raises its own error; rank 0, waiting in a collective, sees the broken connection."""
-    comm = get_communicator()
-    try:
-        if comm.rank == 1:
-            raise ValueError("the saver could not write\nsecond line")
-        comm.all_reduce(np.zeros(1))
-    except Exception as error:  # pylint: disable=broad-except
-        record_failure(error)
-        return peer_failure(error)
-    return None
-
-
 def test_rank_zero_says_which_rank_failed_and_why():
-    results = ThreadGroup(2, timeout=10).run(_rank_one_fails)
-    assert results[1] is None  # the rank that failed raises its own error
-    assert isinstance(results[0], PeerFailure)
-    assert str(results[0]) == "rank 1 failed: ValueError: the saver could not write"
+    seen = {}
+
+    def work():  # rank 1 raises its own error; rank 0, waiting in a collective, sees the broken connection
+        comm = get_communicator()
+        try:
+            if comm.rank == 1:
+                raise ValueError("the saver could not write\nsecond line")
+            comm.all_reduce(np.zeros(1))
+        except Exception as error:  # pylint: disable=broad-except
+            seen[comm.rank] = report_failure(error, lambda reported: seen.setdefault(f"report{comm.rank}", reported))
+            raise
+
+    with pytest.raises(ValueError, match="the saver could not write"):  # the rank that failed raises its own error
+        ThreadGroup(2, timeout=10).run(work)
+    assert seen[1] is None and isinstance(seen["report1"], ValueError)
+    assert isinstance(seen[0], PeerFailure) and seen["report0"] is seen[0]
+    assert str(seen[0]) == "rank 1 failed: ValueError: the saver could not write"
     system = type("S", (), {"global_step": 4, "mode": "train", "epoch_idx": 1})()
-    assert abort_message([], system, "failed", results[0]) == \
+    assert abort_message([], system, "failed", seen[0]) == \
         "FastEstimator-Failed: step 4 (train epoch 1): rank 1 failed: ValueError: the saver could not write"
 
 
@@ -51,7 +51,8 @@ def test_an_error_of_its_own_is_not_blamed_on_a_peer():
     assert peer_failure(RuntimeError("Connection reset by peer")) is None  # one process: nobody else to blame
 
 
-def test_a_lost_connection_with_no_report_says_so():
+def test_a_lost_connection_with_no_report_says_so(monkeypatch):
+    monkeypatch.setattr("fe_core.distributed.failure.LOST_PEER_WAIT_S", 0.2)  # how long it looks for a report
     def work():
         comm = get_communicator()
         if comm.rank == 0:

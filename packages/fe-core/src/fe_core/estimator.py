@@ -23,7 +23,7 @@ from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.progress_bar import ProgressBar
 from fe_core.untrained_models import warn_models_never_updated
 from fe_core.trace.abort import abort_run
-from fe_core.distributed.failure import peer_failure, record_failure, sigterm_held
+from fe_core.distributed.failure import peer_failure, record_failure, report_failure
 from fe_core.termination import SIGTERM_EXIT_CODE, Terminated, sigterm_as_interrupt
 from fe_core.export import fe_export
 from fe_core.misuse import check_ds_ids_exist, find_unavailable_input, suggest_keys, unavailable_key_message
@@ -518,10 +518,15 @@ class Estimator:
             kind = Terminated if isinstance(interrupt, Terminated) else KeyboardInterrupt
             raise kind(f"fe: interrupted at step {self.system.global_step}") from None
         except BaseException as error:
-            with sigterm_held():
-                record_failure(error)  # data-parallel: where the logging process can read it
-                peer = peer_failure(error)  # this process only lost its connection to one that failed: which, why
-                abort_run(all_traces, self.system, "failed", peer or error)
+            # data-parallel: recorded where the logging process reads it; a broken connection to a process that
+            # failed is reported as that process's failure
+            def report(reported: BaseException) -> None:
+                abort_run(all_traces, self.system, "failed", reported)
+
+            try:
+                peer = report_failure(error, report)
+            except Terminated:  # the launcher's SIGTERM, on its way before the failure was handled: report that
+                peer = report_failure(error, report)
             if peer is not None:
                 raise peer from None
             raise

@@ -82,13 +82,13 @@ class TorchCommunicator(Communicator):
         _store().set(f"{_FAILURE_KEY}{self.rank}", text)
 
     def failure_reports(self) -> Dict[int, str]:
-        store = _store()
+        store = _store(quick=True)
         keys = {rank: f"{_FAILURE_KEY}{rank}" for rank in range(self.world_size)}
         return {rank: store.get(key).decode("utf-8", "replace") for rank, key in keys.items() if store.check([key])}
 
     def lost_ranks(self) -> List[int]:
         """The ranks on this machine whose process is gone (each rank wrote its host and pid at set-up)."""
-        store, host, lost = _store(), socket.gethostname(), []
+        store, host, lost = _store(quick=True), socket.gethostname(), []
         for rank in range(self.world_size):
             key = f"{_PROCESS_KEY}{rank}"
             if rank == self.rank or not store.check([key]):
@@ -113,9 +113,13 @@ _FAILURE_KEY = "fe/failed/"
 _PROCESS_KEY = "fe/process/"
 
 
-def _store() -> Any:
-    """The default process group's store (c10d's; the launcher's TCPStore under torchrun)."""
-    return dist.distributed_c10d._get_default_store()  # pylint: disable=protected-access
+def _store(quick: bool = False) -> Any:
+    """The default process group's store (c10d's; the launcher's TCPStore under torchrun). `quick`: reading it while
+    the run is failing, when the store's host may be gone too - wait seconds for it, not the run's timeout."""
+    store = dist.distributed_c10d._get_default_store()  # pylint: disable=protected-access
+    if quick:
+        store.set_timeout(datetime.timedelta(seconds=10))
+    return store
 
 
 def _announce(rank: int) -> None:

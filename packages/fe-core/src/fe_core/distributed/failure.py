@@ -21,11 +21,18 @@ import contextlib
 import os
 import signal
 import threading
-from typing import Dict, Iterator, List, Optional
+import time
+from typing import Callable, Dict, Iterator, List, Optional
 
 from fe_core.distributed.communicator import Communicator, get_communicator
+from fe_core.termination import Terminated
 
-__all__ = ["PeerFailure", "record_failure", "peer_failure", "describe_error", "pid_alive", "sigterm_held"]
+__all__ = ["PeerFailure", "record_failure", "peer_failure", "report_failure", "describe_error", "pid_alive",
+           "sigterm_held"]
+
+
+#: Seconds the logging process looks for what happened to a peer whose connection broke before it says only that.
+LOST_PEER_WAIT_S = 3.0
 
 
 class PeerFailure(RuntimeError):
@@ -75,21 +82,56 @@ def peer_failure(error: BaseException, communicator: Optional[Communicator] = No
     comm = communicator or get_communicator()
     if comm.world_size == 1 or isinstance(error, PeerFailure) or not (terminated or comm.is_connection_loss(error)):
         return None
-    try:
-        reports: Dict[int, str] = {rank: text for rank, text in comm.failure_reports().items() if rank != comm.rank}
-        lost: List[int] = [rank for rank in comm.lost_ranks() if rank != comm.rank and rank not in reports]
-    except Exception:  # pylint: disable=broad-except  # the launcher's store may be gone too
-        reports, lost = {}, []
-    # a process stopped like this one (Ctrl-C or SIGTERM to every process, a preempted job) neither failed nor died
-    reports = {rank: text for rank, text in reports.items() if text.split(":")[0] not in _INTERRUPTIONS}
-    parts = [f"rank {rank} failed: {text}" for rank, text in sorted(reports.items())]
-    parts += [f"rank {rank} died (killed by a signal, or out of memory)" for rank in sorted(lost)]
+    # A killed process's connections close while it is still exiting: until it is gone, look again for a while.
+    deadline = time.monotonic() + (0.0 if terminated else LOST_PEER_WAIT_S)
+    while True:
+        parts = _what_happened(comm)
+        if parts or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
     if not parts:
         if terminated:
             return None
         parts = [f"rank {comm.rank} lost its connection to another process of the run (it died, or its machine was "
                  f"lost; see that process's output): {describe_error(_innermost(error))}"]
     return PeerFailure("; ".join(parts))
+
+
+def report_failure(error: BaseException, report: Callable[[BaseException], None]) -> Optional[PeerFailure]:
+    """A run failed with `error`: record it for the other processes, find out whether it is really another process's
+    failure (`peer_failure`), and call `report` with what to report (that `PeerFailure`, else `error`), with SIGTERM
+    held. A SIGTERM already on its way when the failure is handled (the launcher terminating the survivors of a
+    failed process) is absorbed: the failure is what to report, not an interruption.
+
+    Returns:
+        The `PeerFailure` to raise instead of `error`, or None.
+    """
+    with sigterm_held():
+        try:
+            _pending_signals_run_here()
+        except Terminated:
+            pass
+        record_failure(error)
+        peer = peer_failure(error)
+        report(peer or error)
+    return peer
+
+
+def _pending_signals_run_here() -> None:
+    """Python runs a signal's handler at the next function call: a SIGTERM received before it was held raises here."""
+
+
+def _what_happened(comm: Communicator) -> List[str]:
+    """What the other processes recorded (their errors), and which of them are gone without a word."""
+    try:
+        reports: Dict[int, str] = {rank: text for rank, text in comm.failure_reports().items() if rank != comm.rank}
+        lost: List[int] = [rank for rank in comm.lost_ranks() if rank != comm.rank and rank not in reports]
+    except Exception:  # pylint: disable=broad-except  # the launcher's store may be gone too
+        return []
+    # a process stopped like this one (Ctrl-C or SIGTERM to every process, a preempted job) neither failed nor died
+    reports = {rank: text for rank, text in reports.items() if text.split(":")[0] not in _INTERRUPTIONS}
+    return ([f"rank {rank} failed: {text}" for rank, text in sorted(reports.items())]
+            + [f"rank {rank} died (killed by a signal, or out of memory)" for rank in sorted(lost)])
 
 
 @contextlib.contextmanager
