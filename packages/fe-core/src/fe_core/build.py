@@ -39,6 +39,20 @@ def _build_scopes(mixed_precision: bool) -> contextlib.ExitStack:
     return stack
 
 
+def _sharded_scopes(model_fn: Callable[[], Any], sharding: Any) -> contextlib.ExitStack:
+    """When every model is to be sharded, let the backends that shard build `model_fn` without materialising it
+    (torch: on the meta device; each process then materialises its slices only)."""
+    stack = contextlib.ExitStack()
+    every = all(shard is not None for shard in sharding) if isinstance(sharding, (list, tuple)) else True
+    if sharding is None or not every:
+        return stack
+    for backend in framework_backends():
+        scope = getattr(backend, "sharded_build_scope", None)
+        if scope is not None:
+            stack.enter_context(scope(model_fn))
+    return stack
+
+
 @fe_export("fe.network.build", "fe.build")
 def build(model_fn: Callable[[], Any],
           optimizer_fn: Union[None, str, Callable, Any, Sequence[Union[None, str, Callable, Any]]],
@@ -70,7 +84,7 @@ def build(model_fn: Callable[[], Any],
     Example:
         >>> # model = build(model_fn=LeNet, optimizer_fn="adam")  # doctest: +SKIP
     """
-    with _build_scopes(mixed_precision):
+    with _build_scopes(mixed_precision), _sharded_scopes(model_fn, sharding):
         models = to_list(model_fn())
     if not models:
         raise ValueError("model_fn returned no model")
