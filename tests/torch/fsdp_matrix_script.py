@@ -191,6 +191,27 @@ def run(name, make, results, out, rank):
         json.dump(results, file)
 
 
+def peak_mib():
+    import resource  # pylint: disable=import-outside-toplevel
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def build_memory(results, out, rank):
+    """Peak memory added by building a sharded model of 128 MiB (64 layers of 2 MiB): each process should hold its
+    half and one layer's whole weights while initialising them, never the whole model."""
+    build(model_fn=lambda: torch.nn.Linear(4, 4), optimizer_fn=None, model_name="warm",  # the process group, imports
+          sharding=FSDP(min_params=1))
+    enable_deterministic(11)
+    before = peak_mib()
+    model = build(model_fn=lambda: torch.nn.Sequential(*[torch.nn.Linear(1024, 512, bias=False) for _ in range(64)]),
+                  optimizer_fn=None, model_name="big", sharding=FSDP(min_params=1))
+    results["memory"] = {"added_mib": peak_mib() - before, "model_mib": 128.0,
+                         "local_mib": sum(p.to_local().numel() for p in model.parameters()) * 4 / 2 ** 20}
+    del model
+    with open(os.path.join(out, f"rank{rank}.json"), "w") as file:
+        json.dump(results, file)
+
+
 def main():
     out, ckpt = os.environ["FE_T_OUT"], os.environ.get("FE_T_CKPT", "")
     rank = int(os.environ.get("RANK", "0"))
@@ -199,6 +220,8 @@ def main():
     if phase == "resume":
         run("bn_resumed", lambda: bn_run("bn", os.path.join(ckpt, "crash")), results, out, rank)
         return
+    if SHARDED:
+        build_memory(results, out, rank)
     only = os.environ.get("FE_T_ONLY")  # a comma-separated selection (for debugging one configuration)
     for name, make in CONFIGS.items():
         if not only or name in only.split(","):

@@ -179,6 +179,5 @@ def test_backend_functions_on_a_sharded_model(runs):
         assert result["grad_norm"] == pytest.approx(single["grad_norm"], rel=1e-4)
     message = runs["A"]["ranks"][0]["lbfgs_error"]
     assert "cannot shard a LBFGS optimizer" in message and "\n" not in message
-    for result in runs["A"]["ranks"]:
-        assert "model 'g', gradients 'p'" in result["gradients_error"]
-        assert "updated from its loss only" in result["gradients_error"]
+    for result in runs["A"]["ranks"]:  # gradients that do not fit the sharded model: every process raises alike
+        assert "model 'g': gradients 'p' hold 1 tensors" in result["gradients_error"]
