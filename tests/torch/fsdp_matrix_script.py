@@ -174,6 +174,8 @@ CONFIGS = {
                                            optimizer=EpochScheduler({1: adam, 2: sgd})),
     "gradient_op": lambda: classifier("gradient_op", FSDP(min_params=100), grad_op=True),
     "custom_init": lambda: classifier("custom_init", FSDP(min_params=100), model_fn=custom_init, epochs=1),
+    # a model_fn that cannot run on the meta device (it copies weights to the CPU): every process builds it whole
+    "not_meta": lambda: classifier("not_meta", FSDP(min_params=100), model_fn=lambda: mlp().to("cpu"), epochs=1),
 }
 
 
@@ -186,7 +188,8 @@ def run(name, make, results, out, rank):
         begin = {next(iter(models)): begin}
     estimator.fit()
     results[name] = {"begin": begin, "end": {key: whole(model) for key, model in models.items()},
-                     "warnings": [str(w.message) for w in caught if "Sharded torch model" in str(w.message)]}
+                     "warnings": [str(w.message) for w in caught if "Sharded torch model" in str(w.message) or
+                                  "build(sharding=...)" in str(w.message)]}
     with open(os.path.join(out, f"rank{rank}.json"), "w") as file:
         json.dump(results, file)
 

@@ -23,7 +23,7 @@ from torch_helpers import torchrun
 
 SCRIPT = Path(__file__).with_name("fsdp_matrix_script.py")
 CONFIGS = ["reshard_true", "reshard_false", "bf16", "class_policy", "callable_policy", "gan", "accumulate_lr",
-           "epoch_optimizers", "gradient_op", "custom_init"]
+           "epoch_optimizers", "gradient_op", "custom_init", "not_meta"]
 
 
 def ranks(out: Path, count: int = 2):
@@ -77,9 +77,11 @@ def test_bf16_is_compared_with_a_bf16_run(matrix):
 def test_models_are_built_without_existing_whole(matrix):
     two = matrix["two"]
     for config in CONFIGS:
-        expected = 1 if config == "custom_init" else 0
+        expected = 1 if config in ("custom_init", "not_meta") else 0
         assert len(two[0][config]["warnings"]) == expected, (config, two[0][config]["warnings"])
-        assert two[1][config]["warnings"] == []  # rank 1 never builds the model whole
+        if config != "not_meta":
+            assert two[1][config]["warnings"] == []  # rank 1 never builds the model whole
+    assert "could not run on the meta device" in two[1]["not_meta"]["warnings"][0]  # every process builds it
     message = two[0]["custom_init"]["warnings"][0]
     assert "'0.weight'" in message and "rank 0 builds it whole" in message and "reset_parameters()" in message
     # 128 MiB of weights over 2 processes: each holds its half and, while initialising, one 2 MiB layer whole

@@ -89,8 +89,13 @@ def scope(model_fn: Callable[[], Any]) -> Iterator[None]:
     global _pending  # pylint: disable=global-statement
     rng = torch.get_rng_state()
     recorder = _Recorder()
-    with torch.device("meta"), recorder:
-        yield
+    _pending = None
+    try:
+        with torch.device("meta"), recorder:
+            yield
+    except BaseException:
+        torch.set_rng_state(rng)  # the caller builds again, without this scope
+        raise
     _pending = _Pending(model_fn, rng, recorder.calls)
 
 
