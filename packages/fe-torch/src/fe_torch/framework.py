@@ -130,7 +130,7 @@ class TorchBackend(Backend):
         world = communicator.world_size if communicator is not None else None
         fsdp.check_world(model_name, world)
         if spec.cpu_offload and device.type == "cpu":
-            fsdp.shard_model(model, spec, model_name, world)  # raises: offloading from the CPU to the CPU
+            raise fsdp.offload_on_cpu_error(model_name)
         if sharded_build.is_meta(model):
             prepared = sharded_build.prepare(model, model_name)
             fsdp.shard_model(model, spec, model_name, world, offload_checked=True)

@@ -67,9 +67,9 @@ class FSDP:
             the results are the same.
 
     Example:
-        >>> FSDP(min_params=10_000, mixed_precision=True)
-        FSDP(min_params=10000, policy=None, mixed_precision=True, cpu_offload=False, reshard_after_forward=True, \
-activation_checkpointing=None)
+        >>> FSDP(min_params=10_000, mixed_precision=True)  # doctest: +NORMALIZE_WHITESPACE
+        FSDP(min_params=10000, policy=None, mixed_precision=True, cpu_offload=False, reshard_after_forward=True,
+             activation_checkpointing=None)
     """
 
     def __init__(self, min_params: int = DEFAULT_MIN_PARAMS, policy: Policy = None, mixed_precision: Any = False,
@@ -229,9 +229,7 @@ def shard_model(model: torch.nn.Module, spec: FSDP, model_name: str, world_size:
                                  f"model trains uncompiled in fe)")
     if spec.cpu_offload and not offload_checked and all(
             parameter.device.type == "cpu" for parameter in model.parameters()):
-        raise ConfigurationError(f"build(sharding=FSDP(cpu_offload=True)) of torch model {model_name!r}: this run "
-                                 f"computes on the CPU, where the model's slices already are (CPU offload moves them "
-                                 f"off an accelerator); leave cpu_offload off")
+        raise offload_on_cpu_error(model_name)
     from torch.distributed.fsdp import fully_shard  # pylint: disable=import-outside-toplevel
     kwargs = spec.shard_kwargs()
     units = spec.units(model) + [model]
@@ -253,6 +251,13 @@ def shard_model(model: torch.nn.Module, spec: FSDP, model_name: str, world_size:
     if not any(parameter.is_meta for parameter in model.parameters()):
         record_sharded_parameters(model)
     return model
+
+
+def offload_on_cpu_error(model_name: str) -> ConfigurationError:
+    """CPU offload asked for by a run that computes on the CPU (one line)."""
+    return ConfigurationError(f"build(sharding=FSDP(cpu_offload=True)) of torch model {model_name!r}: this run "
+                              f"computes on the CPU, where the model's slices already are (CPU offload moves them "
+                              f"off an accelerator); leave cpu_offload off")
 
 
 def check_tied_parameters(model: torch.nn.Module, units: List[torch.nn.Module], model_name: str) -> None:
