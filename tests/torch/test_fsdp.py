@@ -24,7 +24,10 @@ from typing import Dict
 import numpy as np
 import pytest
 
-from torch_helpers import torchrun
+from torch_helpers import HAS_FSDP2, NO_FSDP2, torchrun
+
+if not HAS_FSDP2:
+    pytest.skip(NO_FSDP2, allow_module_level=True)
 
 SCRIPT = Path(__file__).with_name("fsdp_script.py")
 

@@ -19,7 +19,10 @@ import numpy as np
 import pytest
 
 from test_fsdp import one_process
-from torch_helpers import torchrun
+from torch_helpers import HAS_FSDP2, NO_FSDP2, torchrun
+
+if not HAS_FSDP2:
+    pytest.skip(NO_FSDP2, allow_module_level=True)
 
 SCRIPT = Path(__file__).with_name("fsdp_matrix_script.py")
 CONFIGS = ["reshard_true", "reshard_false", "bf16", "class_policy", "callable_policy", "gan", "accumulate_lr",
