@@ -206,8 +206,7 @@ def materialize(model: torch.nn.Module, device: torch.device, model_name: str, p
         whole = pending.whole[prepared.index]
     broadcast_module_state(model, whole)
     if equal:  # every process continues as rank 0 (which ran model_fn), as in the replay
-        state = pending.rng.clone() if dist.get_rank() == 0 else torch.empty_like(pending.rng)
-        dist.broadcast(state, src=0)
+        state = _broadcast_host(pending.rng.clone())
         torch.set_rng_state(state)
         pending.rng = state
     if pending.whole is not None:
@@ -215,14 +214,21 @@ def materialize(model: torch.nn.Module, device: torch.device, model_name: str, p
 
 
 def _same_random_state(state: torch.Tensor) -> bool:
-    """Whether every process started model_fn from the same random state (a seeded run)."""
+    """Whether every process started model_fn from rank 0's random state (a seeded run)."""
     import torch.distributed as dist  # pylint: disable=import-outside-toplevel
-    digest = torch.tensor([int(state.to(torch.int64).sum()), int((state.to(torch.int64) * 31).sum() % 1_000_003)],
-                          dtype=torch.int64)
-    low, high = digest.clone(), digest.clone()
-    dist.all_reduce(low, op=dist.ReduceOp.MIN)
-    dist.all_reduce(high, op=dist.ReduceOp.MAX)
-    return bool(torch.equal(low, high))
+    first = _broadcast_host(state.clone())
+    device = _collective_device(state)
+    same = torch.tensor([int(torch.equal(first, state))], dtype=torch.int64, device=device)
+    dist.all_reduce(same, op=dist.ReduceOp.MIN)
+    return bool(same.item())
+
+
+def _broadcast_host(tensor: torch.Tensor) -> torch.Tensor:
+    """Rank 0's value of a CPU tensor on every process (through the accelerator on NCCL)."""
+    import torch.distributed as dist  # pylint: disable=import-outside-toplevel
+    moved = tensor.to(_collective_device(tensor))
+    dist.broadcast(moved, src=0)
+    return moved.cpu()
 
 
 def _copy_into(target: torch.Tensor, whole: torch.Tensor) -> None:
