@@ -3,13 +3,16 @@ sharding="fsdp")` or `fe.build(..., sharding=fe.distributed.FSDP(...))`.
 
 Why an argument of `build` (and not of the Estimator): sharding changes what a model *is* (its parameters become
 DTensors, each process holding a slice), and the optimizer must be created on those slices, so it has to happen where
-fe creates the optimizer: in `build`, after the model is on its device and before `optimizer_fn` runs. It is per model
+fe creates the optimizer: in `build`, after the model is sharded and before `optimizer_fn` runs. It is per model
 (a GAN may shard its large generator and replicate its small discriminator), like `mixed_precision`. `"fsdp"` takes
 the defaults; an `FSDP(...)` object says how (the knobs Lightning's FSDP strategy has, under FSDP2's names).
 
 Sharding needs the process group, which exists when a launcher (torchrun) started several processes: in one process,
 `sharding=` is refused before training with one line (build the model without sharding there; a sharded run's
 checkpoints and saved weights load into it). TensorFlow models cannot be sharded (fe_core's `build` says so).
+
+Under `build`, `model_fn` runs on the meta device and each process materialises only its slices
+(`fe_torch.sharded_build`); buffers are replicated and follow rank 0, as under DDP (`sync_buffers`).
 
 A sharded model trains through FSDP2's own hooks: its forward all-gathers each unit's parameters, its backward
 reduce-scatters the gradients into each process's slice, and the optimizer steps the slices. So a sharded model is not
@@ -25,8 +28,9 @@ from fe_core.config_error import ConfigurationError, ConfigurationTypeError
 from fe_core.export import fe_export
 
 __all__ = ["FSDP", "resolve_sharding", "shard_model", "is_sharded", "check_optimizers", "DEFAULT_MIN_PARAMS",
-           "check_torch_version", "sharded_parameters", "reshard", "shard_gradients", "record_sharded_parameters", "sync_buffers", "graph_leaves",
-           "MIN_TORCH"]
+           "check_torch_version", "check_world", "check_tied_parameters", "checkpoint_activations",
+           "sharded_parameters", "record_sharded_parameters", "reshard", "shard_gradients", "sync_buffers",
+           "rank0_buffers", "graph_leaves", "offload_on_cpu_error", "MIN_TORCH"]
 
 #: The first torch release whose FSDP2 (`torch.distributed.fsdp.fully_shard`, DTensor parameters) fe relies on.
 MIN_TORCH = (2, 6)
