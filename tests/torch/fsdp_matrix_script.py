@@ -56,11 +56,19 @@ def mlp(norm=False):
 
 
 def custom_init():
-    """A model initialised after construction (replay cannot repeat it: rank 0 builds it whole)."""
+    """A model initialised after construction (replayed from model_fn's own calls, not reset_parameters())."""
     model = mlp()
     for module in model.modules():
         if isinstance(module, torch.nn.Linear):
             torch.nn.init.xavier_normal_(module.weight)
+    return model
+
+
+def copied_init():
+    """A model whose weights are copied from another tensor (not replayable: rank 0 builds it whole)."""
+    model = mlp()
+    with torch.no_grad():
+        model[0].weight.copy_(torch.linspace(-0.3, 0.3, 128).reshape(16, 8))
     return model
 
 
@@ -174,6 +182,7 @@ CONFIGS = {
                                            optimizer=EpochScheduler({1: adam, 2: sgd})),
     "gradient_op": lambda: classifier("gradient_op", FSDP(min_params=100), grad_op=True),
     "custom_init": lambda: classifier("custom_init", FSDP(min_params=100), model_fn=custom_init, epochs=1),
+    "copied_init": lambda: classifier("copied_init", FSDP(min_params=100), model_fn=copied_init, epochs=1),
     # a model_fn that cannot run on the meta device (it copies weights to the CPU): every process builds it whole
     "not_meta": lambda: classifier("not_meta", FSDP(min_params=100), model_fn=lambda: mlp().to("cpu"), epochs=1),
 }

@@ -6,8 +6,9 @@ configuration by configuration.
 Configurations: reshard_after_forward True / False, bf16 mixed precision (against a bf16 one-process run), a class
 policy with activation checkpointing, a callable policy, a GAN whose generator loss flows through the sharded
 discriminator, gradient accumulation with an LR schedule, an EpochScheduler of optimizers, UpdateOp(gradients=...)
-fed by a GradientOp whose gradients an op edits, a model initialised after construction (built whole on rank 0), a
-BatchNorm model (against the same run under DDP, and resumed after kill -9).
+fed by a GradientOp whose gradients an op edits, a model initialised after construction (replayed from model_fn's own
+calls), one whose weights are copied from another tensor (built whole on rank 0), a model_fn that cannot run on the
+meta device (built whole everywhere), a BatchNorm model (against the same run under DDP, and resumed after kill -9).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ if not HAS_FSDP2:
 
 SCRIPT = Path(__file__).with_name("fsdp_matrix_script.py")
 CONFIGS = ["reshard_true", "reshard_false", "bf16", "class_policy", "callable_policy", "gan", "accumulate_lr",
-           "epoch_optimizers", "gradient_op", "custom_init", "not_meta"]
+           "epoch_optimizers", "gradient_op", "custom_init", "copied_init", "not_meta"]
 
 
 def ranks(out: Path, count: int = 2):
@@ -80,13 +81,13 @@ def test_bf16_is_compared_with_a_bf16_run(matrix):
 def test_models_are_built_without_existing_whole(matrix):
     two = matrix["two"]
     for config in CONFIGS:
-        expected = 1 if config in ("custom_init", "not_meta") else 0
+        expected = 1 if config in ("copied_init", "not_meta") else 0
         assert len(two[0][config]["warnings"]) == expected, (config, two[0][config]["warnings"])
         if config != "not_meta":
             assert two[1][config]["warnings"] == []  # rank 1 never builds the model whole
     assert "could not run on the meta device" in two[1]["not_meta"]["warnings"][0]  # every process builds it
-    message = two[0]["custom_init"]["warnings"][0]
-    assert "'0.weight'" in message and "rank 0 builds it whole" in message and "reset_parameters()" in message
+    message = two[0]["copied_init"]["warnings"][0]
+    assert "'0.weight' from another tensor" in message and "rank 0 builds it whole" in message
     # 128 MiB of weights over 2 processes: each holds its half and, while initialising, one 2 MiB layer whole
     for result in two:
         memory = result["memory"]

@@ -143,16 +143,66 @@ class Table(torch.nn.Linear):
 
 
 def init_after(model: torch.nn.Module) -> torch.nn.Module:
-    torch.nn.init.zeros_(model[0].bias)
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear):
+            torch.nn.init.xavier_normal_(module.weight)
+            torch.nn.init.zeros_(module.bias)
+    return model
+
+
+def custom() -> torch.nn.Module:
+    return init_after(with_norm())
+
+
+def test_initialisation_after_construction_replays_model_fn_s_own_calls():
+    torch.manual_seed(5)
+    expected = custom()
+    after = torch.randn(3)
+    torch.manual_seed(5)
+    model = meta_build(custom)
+    prepared = sharded_build.prepare(model, "m")
+    assert prepared.plan is None and prepared.calls is not None, prepared.why  # not reset_parameters(): its calls
+    model.to_empty(device=torch.device("cpu"))
+    sharded_build._replay_calls(model, prepared.calls)  # pylint: disable=protected-access
+    for (name, value), (_, target) in zip(model.state_dict().items(), expected.state_dict().items()):
+        assert torch.equal(value, target), name
+    assert torch.equal(torch.randn(3), after)
+
+
+def copied() -> torch.nn.Module:
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3))
+    with torch.no_grad():
+        model[0].weight.copy_(torch.linspace(0, 1, 9).reshape(3, 3))
     return model
 
 
 @pytest.mark.parametrize("model_fn, why", [
-    (lambda: init_after(torch.nn.Sequential(torch.nn.Linear(3, 3))), "changes '0.bias'"),
     (lambda: torch.nn.Sequential(Scaled()), "Scaled has weights of its own and no reset_parameters()"),
+    (lambda: torch.nn.Sequential(Scaled()), "model_fn made no initialisation calls"),
     (lambda: torch.nn.Sequential(Table()), "does not set '0.positions'"),
     (tied, "initialised it differently"),
+    (copied, "sets '0.weight' from another tensor (copy_)"),
 ])
 def test_models_that_cannot_be_replayed_are_built_whole_on_rank_0(model_fn, why):
     prepared = sharded_build.prepare(meta_build(model_fn), "m")
-    assert prepared.plan is None and why in prepared.why
+    assert prepared.plan is None and prepared.calls is None and why in prepared.why
+
+
+@pytest.mark.parametrize("name", ["LeNet", "WideResidualNetwork"])
+def test_fe_architectures_are_built_sharded_without_existing_whole(name):
+    from fe_torch.architecture.lenet import LeNet  # pylint: disable=import-outside-toplevel
+    from fe_torch.architecture.wideresnet import WideResidualNetwork  # pylint: disable=import-outside-toplevel
+    model_fn = {"LeNet": LeNet, "WideResidualNetwork": WideResidualNetwork}[name]
+    torch.manual_seed(1)
+    expected = model_fn().state_dict()
+    torch.manual_seed(1)
+    model = meta_build(model_fn)
+    prepared = sharded_build.prepare(model, name)
+    assert prepared.plan is not None or prepared.calls is not None, prepared.why
+    model.to_empty(device=torch.device("cpu"))
+    if prepared.plan is not None:
+        sharded_build._replay(model)  # pylint: disable=protected-access
+    else:
+        sharded_build._replay_calls(model, prepared.calls)  # pylint: disable=protected-access
+    for (key, value), target in zip(model.state_dict().items(), expected.values()):
+        assert torch.equal(value, target), key

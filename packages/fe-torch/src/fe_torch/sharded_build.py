@@ -4,18 +4,23 @@ Under `fe.build(..., sharding=...)` in a distributed run, `model_fn` runs on the
 no random numbers drawn), `fe_torch.sharding.shard_model` applies `fully_shard`, `to_empty` gives each process
 uninitialised memory for its slices only, and the weights are then initialised *module by module*:
 
-- **Replay** (the usual case): every process replays the initialisation of each module with own parameters or buffers,
-  in module order, from the random state `model_fn` started with: the module's parameters are made whole on the CPU
-  for the duration of its `reset_parameters()` (one module at a time), and each process copies its rows into its
-  slices. So every process draws the same random numbers as one process running `model_fn()` does, the initial
-  weights equal the one-process run's bit for bit, and no process holds more than one module's weights whole.
-  Replay is used only when it provably repeats what `model_fn` did: during the meta build fe records the in-place
-  initialisations (`nn.init.*`, `uniform_`, `zero_`, ...) and random draws in the order they ran, replays the same
-  calls on the meta model first, and compares the two lists; every parameter and buffer must be written by the replay.
-- **Rank 0 builds** (the fallback, with a warning saying why): a model whose modules cannot be replayed (a module with
-  own weights and no `reset_parameters`, custom initialisation after construction, tensors drawn with `torch.randn`,
-  weights tied after construction) is built by `model_fn()` on rank 0's CPU, and its weights are broadcast one tensor
-  at a time into every process's slices. Only rank 0 holds the whole model then, and only during the build.
+- **Replay of `reset_parameters()`** (the usual case): every process replays the initialisation of each module with
+  own parameters or buffers, in module order, from the random state `model_fn` started with: the module's parameters
+  are made whole on the CPU for the duration of its `reset_parameters()` (one module at a time), and each process
+  copies its rows into its slices. So every process draws the same random numbers as one process running
+  `model_fn()` does, the initial weights equal the one-process run's bit for bit, and no process holds more than one
+  module's weights whole. Used only when it provably repeats what `model_fn` did: during the meta build fe records
+  the in-place initialisations (`nn.init.*`, `uniform_`, `zero_`, ...) and random draws in the order they ran,
+  replays the same calls on the meta model first, and compares the two lists; every parameter and buffer must be
+  written by the replay.
+- **Replay of `model_fn`'s own calls** (initialisation after construction, as fe's UNet and WideResNet do): when
+  the recorded calls on the model's tensors form one run of in-place calls with no other tensor as input, and each
+  tensor is set whole by one of them, they are replayed as they ran, each on a whole CPU copy of its tensor (calls
+  before a tensor's last whole overwrite on a scratch tensor: only their random draws matter). Bit for bit again.
+- **Rank 0 builds** (the fallback, with a warning saying why): a model neither replay can repeat (weights copied from
+  other tensors, a buffer made by `torch.arange` that nothing sets in place, weights tied after construction) is
+  built by `model_fn()` on rank 0's CPU, and its weights are broadcast one tensor at a time into every process's
+  slices. Only rank 0 holds the whole model then, and only during the build.
 
 Buffers are replicated (FSDP2 shards parameters only) and synchronised from rank 0, as DDP does.
 """
@@ -53,9 +58,11 @@ def _call_name(func: Any) -> str:
 class _Recorder(TorchFunctionMode):
     """Records, in order, each top-level call that draws random numbers or writes a tensor in place."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool = False) -> None:
         super().__init__()
         self.calls: List[Tuple[str, Any]] = []
+        self.keep = keep  # also keep each call's function and arguments (to replay them)
+        self.replayable: List[Tuple[Any, tuple, dict]] = []
 
     def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -64,16 +71,20 @@ class _Recorder(TorchFunctionMode):
                 name in _RANDOM or name.endswith("_"))):
             target = args[0] if args else kwargs.get("tensor", kwargs.get("input"))
             self.calls.append((name, target if isinstance(target, torch.Tensor) else None))
+            if self.keep:
+                self.replayable.append((func, tuple(args), dict(kwargs)))
         return func(*args, **kwargs)
 
 
 class _Pending:
     """What the meta build of one `build` call left for `materialize`: its calls, random state and `model_fn`."""
 
-    def __init__(self, model_fn: Callable[[], Any], rng: torch.Tensor, calls: List[Tuple[str, Any]]) -> None:
+    def __init__(self, model_fn: Callable[[], Any], rng: torch.Tensor, calls: List[Tuple[str, Any]],
+                 replayable: List[Tuple[Any, tuple, dict]]) -> None:
         self.model_fn = model_fn
         self.rng = rng
         self.calls = calls
+        self.replayable = replayable
         self.cursor = 0  # calls already matched by the models materialised so far
         self.index = 0  # the next model (model_fn may return several)
         self.whole: Optional[List[torch.nn.Module]] = None  # rank 0's fallback build, once made
@@ -88,7 +99,7 @@ def scope(model_fn: Callable[[], Any]) -> Iterator[None]:
     """Run `model_fn` (inside this context) on the meta device, recording its initialisation calls."""
     global _pending  # pylint: disable=global-statement
     rng = torch.get_rng_state()
-    recorder = _Recorder()
+    recorder = _Recorder(keep=True)
     _pending = None
     try:
         with torch.device("meta"), recorder:
@@ -96,7 +107,7 @@ def scope(model_fn: Callable[[], Any]) -> Iterator[None]:
     except BaseException:
         torch.set_rng_state(rng)  # the caller builds again, without this scope
         raise
-    _pending = _Pending(model_fn, rng, recorder.calls)
+    _pending = _Pending(model_fn, rng, recorder.calls, recorder.replayable)
 
 
 def is_meta(model: torch.nn.Module) -> bool:
@@ -163,22 +174,100 @@ class Prepared:
 
     def __init__(self, pending: _Pending, index: int, plan: Optional[List[Tuple[str, str]]], why: str) -> None:
         self.pending, self.index, self.plan, self.why = pending, index, plan, why
+        self.calls: Optional[List[_Call]] = None  # model_fn's own calls to replay, when plan is None
 
 
 def prepare(model: torch.nn.Module, model_name: str) -> Prepared:
-    """Decide, on the meta model before it is sharded, whether replaying its modules' initialisation repeats
-    `model_fn` (see the module docstring)."""
+    """Decide, on the meta model before it is sharded, how to initialise its slices so that they repeat `model_fn`
+    (see the module docstring): its modules' `reset_parameters()`, else `model_fn`'s own recorded calls, else rank 0
+    builds it whole."""
     pending = _pending
     if pending is None:
         raise RuntimeError(f"Sharded torch model {model_name!r} is on the meta device, but fe did not build it")
     index = pending.index
     pending.index += 1
-    plan, why = (None, pending.reason) if pending.reason else _replay_plan(model, pending)
+    if pending.reason:
+        return Prepared(pending, index, None, pending.reason)
+    plan, why = _replay_plan(model, pending)
     if plan is not None:
         pending.cursor += len(plan)
-    elif pending.reason is None:
-        pending.reason = why
-    return Prepared(pending, index, plan, why or "")
+        return Prepared(pending, index, plan, "")
+    calls, why_not = _call_plan(model, pending)
+    if calls is not None:
+        pending.cursor += len(calls)
+        prepared = Prepared(pending, index, None, "")
+        prepared.calls = calls
+        return prepared
+    pending.reason = f"{why}; {why_not}" if why_not else why
+    return Prepared(pending, index, None, pending.reason)
+
+
+# Calls that set every element of their tensor without reading it: what came before only drew random numbers
+_OVERWRITES = frozenset({
+    "uniform_", "normal_", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
+    "trunc_normal_", "orthogonal_", "sparse_", "random_", "exponential_", "geometric_", "log_normal_", "cauchy_",
+    "zero_", "zeros_", "ones_", "fill_", "constant_", "eye_", "dirac_"})
+
+
+class _Call:
+    """One recorded initialisation call of a model's tensor: replayed on a whole CPU copy (or a scratch tensor)."""
+
+    def __init__(self, name: str, target: torch.Tensor, path: str, func: Any, args: tuple, kwargs: dict) -> None:
+        self.name, self.target, self.path, self.func, self.args, self.kwargs = name, target, path, func, args, kwargs
+
+    def run(self, tensor: torch.Tensor) -> None:
+        args = tuple(tensor if arg is self.target else arg for arg in self.args)
+        kwargs = {key: tensor if value is self.target else value for key, value in self.kwargs.items()}
+        self.func(*args, **kwargs)
+
+
+def _call_plan(model: torch.nn.Module, pending: _Pending) -> Tuple[Optional[List[_Call]], str]:
+    """`model_fn`'s own calls that initialised `model` (a contiguous run of in-place calls on its tensors, with no
+    other tensor as input, each tensor set whole by one of them), to replay as they ran; else (None, why not)."""
+    names = _names(model)
+    block: List[_Call] = []
+    index = pending.cursor
+    while index < len(pending.calls) and pending.calls[index][1] is not None and id(pending.calls[index][1]) in names:
+        (name, target), (func, args, kwargs) = pending.calls[index], pending.replayable[index]
+        if name == "data=" or any(isinstance(value, torch.Tensor) and value is not target
+                                  for value in (*args, *kwargs.values())):
+            return None, f"model_fn sets {names[id(target)]!r} from another tensor ({name})"
+        block.append(_Call(name, target, names[id(target)], func, args, kwargs))
+        index += 1
+    stray = next((call for call in pending.calls[index:] if call[1] is not None and id(call[1]) in names), None)
+    if stray is not None or not block:
+        return None, (f"model_fn's calls on {names[id(stray[1])]!r} ({stray[0]}) are not one run of "
+                      f"initialisations" if stray is not None else "model_fn made no initialisation calls")
+    covered = {call.path for call in block if call.name in _OVERWRITES}
+    missing = [name for name in sorted(set(names.values())) if name not in covered]
+    if missing:
+        return None, f"model_fn never sets {missing[0]!r} in place"
+    return block, ""
+
+
+def _replay_calls(model: torch.nn.Module, calls: List[_Call]) -> None:
+    """Replay `model_fn`'s recorded calls in their order, drawing the same random numbers: calls before a tensor's
+    last whole overwrite run on a scratch tensor of its shape (only their random draws matter); from there on on a
+    whole CPU copy, whose rows each process keeps after the tensor's last call. One or two tensors whole at a time."""
+    tensors = dict(model.named_parameters(remove_duplicate=False))
+    tensors.update(model.named_buffers(remove_duplicate=False))
+    start: Dict[str, int] = {}
+    last: Dict[str, int] = {}
+    for position, call in enumerate(calls):
+        if call.name in _OVERWRITES:
+            start[call.path] = position
+        last[call.path] = position
+    live: Dict[str, torch.Tensor] = {}
+    with torch.no_grad():
+        for position, call in enumerate(calls):
+            shape, dtype = call.target.shape, call.target.dtype
+            if position < start[call.path]:
+                call.run(torch.empty(shape, dtype=dtype))
+                continue
+            tensor = live.setdefault(call.path, torch.empty(shape, dtype=dtype))
+            call.run(tensor)
+            if position == last[call.path]:
+                _copy_into(tensors[call.path], live.pop(call.path))
 
 
 def materialize(model: torch.nn.Module, device: torch.device, model_name: str, prepared: Prepared) -> None:
@@ -189,12 +278,15 @@ def materialize(model: torch.nn.Module, device: torch.device, model_name: str, p
     if prepared.plan is not None:
         _replay(model)
         return
+    if prepared.calls is not None:
+        _replay_calls(model, prepared.calls)
+        return
     pending = prepared.pending
     if dist.get_rank() == 0:
         warnings.warn(f"Sharded torch model {model_name!r}: {prepared.why}, so rank 0 builds it whole on its CPU "
-                      f"(once) and sends each process its slices; give every module with weights a "
-                      f"reset_parameters() that initialises them, and initialise nowhere else, to build it without "
-                      f"it existing whole", stacklevel=2)
+                      f"(once) and sends each process its slices; initialise weights in place (reset_parameters() "
+                      f"or torch.nn.init on the model's own tensors) to build it without it existing whole",
+                      stacklevel=2)
     equal = _same_random_state(pending.rng)
     whole = None
     if dist.get_rank() == 0:
