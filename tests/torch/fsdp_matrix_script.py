@@ -18,7 +18,6 @@ import torch
 from fe_core.build import build
 from fe_core.dataset import NumpyDataset
 from fe_core.determinism import enable_deterministic
-from fe_core.distributed import get_communicator
 from fe_core.estimator import Estimator
 from fe_core.op.tensorop import TensorOp
 from fe_core.op.tensorop import GradientOp

@@ -13,6 +13,7 @@ meta device (built whole everywhere), a BatchNorm model (against the same run un
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Dict
 
@@ -37,7 +38,7 @@ def ranks(out: Path, count: int = 2):
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory) -> Dict[str, object]:
     root = tmp_path_factory.mktemp("fsdp_matrix")
-    done = one_process(root / "one", args=[__import__("sys").executable, str(SCRIPT)])
+    done = one_process(root / "one", args=[sys.executable, str(SCRIPT)])
     assert done.returncode == 0, done.stdout[-3000:]
     code, output = torchrun(root / "two", script=SCRIPT, FE_T_CKPT=str(root / "ckpt"))
     assert code != 0, output[-3000:]  # the last configuration kills itself (SIGKILL at step 5)
