@@ -1,5 +1,6 @@
 """FastEstimator semantics, part 3 (issue 36), numpy only: `fe.types` in isinstance checks, plot keys given as one
-string, CalibrationError's value rounded to 4 digits and per-sample collection, and the state FastEstimator's traces expose."""
+string, CalibrationError's value rounded to 4 digits and per-sample collection, and the state FastEstimator's traces
+expose."""
 from __future__ import annotations
 
 import sys

@@ -72,7 +72,8 @@ class RestoreWizard(Trace):
     @frequency.setter
     def frequency(self, frequency: Union[int, str]) -> None:
         if isinstance(frequency, bool) or not isinstance(frequency, (int, str)):
-            raise ValueError(f"RestoreWizard frequency must be an int or a string like '2e' / '500s', got {frequency!r}")
+            raise ValueError(f"RestoreWizard frequency must be an int or a string like '2e' / '500s', got "
+                             f"{frequency!r}")
         parsed = Freq(False, frequency) if isinstance(frequency, int) else parse_freq(frequency)
         if parsed.freq < 1:
             raise ValueError(f"RestoreWizard frequency must be positive, got {frequency!r}")
