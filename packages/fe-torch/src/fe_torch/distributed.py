@@ -31,6 +31,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 from fe_core.distributed.communicator import Communicator, launcher_env, set_communicator
+from fe_torch.sharding import is_sharded
 
 __all__ = ["TorchCommunicator", "setup", "teardown", "communicator", "wrap_model", "unwrap_model", "device",
            "average_gradients"]
@@ -174,7 +175,7 @@ def wrap_model(model: torch.nn.Module) -> Optional[torch.nn.Module]:
         return existing
     if not any(parameter.requires_grad for parameter in model.parameters()):
         return None
-    if model.__dict__.get("fe_sharding") is not None:  # FSDP2: the sharded model does its own collectives
+    if is_sharded(model):  # FSDP2: the sharded model does its own collectives
         object.__setattr__(model, "fe_ddp", model)
         return model
     device_ids: Optional[List[int]] = [_communicator.device.index] if _communicator.device.type == "cuda" else None
