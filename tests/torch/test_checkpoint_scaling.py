@@ -105,6 +105,18 @@ def test_consolidate_writes_the_gathered_weights(launched, tmp_path, capsys):
     assert "holds no distributed checkpoint of a model 'net'" in capsys.readouterr().err
 
 
+def test_fe_checkpoint_consolidate(launched, tmp_path, monkeypatch):
+    # the `fe` CLI (its source tree is importable where only fe-core and fe-torch are installed)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "packages" / "fe" / "src"))
+    from fe.cli.main import main  # pylint: disable=import-outside-toplevel
+    out = tmp_path / "net.pt"
+    assert main(["checkpoint", "consolidate", str(launched["out"] / "fsdp-saved"), "net", str(out)]) == 0
+    state = torch.load(out, weights_only=True)
+    gathered = launched["ranks"][1]["fsdp"]["saved"]["net"]
+    assert all(np.array_equal(state[key].numpy().ravel(), np.array(value, dtype=np.float32))
+               for key, value in gathered.items())
+
+
 def test_dcp_metadata_written_by_python_3_13_names_pathlib_local():
     data = pickle.dumps(PosixPath("/ckpt/net.dcp"), protocol=2)
     assert b"cpathlib\nPosixPath\n" in data
