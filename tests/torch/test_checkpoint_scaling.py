@@ -61,8 +61,10 @@ def test_a_checkpoint_before_an_optimizers_first_step_changes_nothing(launched, 
 
 def test_each_process_hashes_only_its_own_slice_files(launched):
     for rank, result in enumerate(launched["ranks"]):
+        # saving read no file back (every writer reported the digest of what it wrote: slices, .metadata, JSON)
+        assert [name for phase, name in result["hashed"] if phase.endswith("-saved")] == []
+        # resuming: its own slices of each of the two sharded models, no other process's
         slices = [(phase, name) for phase, name in result["hashed"] if name.endswith(".distcp")]
-        # saving read nothing back; resuming: its own slices of each of the two sharded models, nothing else
         assert [name for phase, name in slices if phase != "fsdp-resumed"] == []
         assert [name for phase, name in slices if phase == "fsdp-resumed"] == [f"__{rank}_0.distcp"] * 2
         assert result["copies"] == []  # no restore copied a model aside

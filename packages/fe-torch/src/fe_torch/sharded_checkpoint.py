@@ -306,6 +306,8 @@ def _targets(model: torch.nn.Module, path: str, meta: Dict[str, Any], stored: Di
                 if isinstance(entry, TensorStorageMetadata) and tuple(entry.size) == tuple(parameter.shape):
                     target = torch.empty_like(parameter, dtype=entry.properties.dtype, requires_grad=False) \
                         if allocate else parameter
+                elif not allocate:  # checked when loading (torch's template below may create the state)
+                    continue
                 else:  # state not shaped like its parameter: torch's own template (may create the state)
                     if fallback is None:
                         fallback = api.get_optimizer_state_dict(model, optimizer)["state"]
