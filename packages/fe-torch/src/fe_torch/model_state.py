@@ -81,7 +81,8 @@ def weights_dict(state: Any, path: str, model_name: str) -> Dict[str, Any]:
 def misfit(model: torch.nn.Module, state: Dict[str, Any]) -> Optional[str]:
     """What keeps whole weights `state` from fitting `model` (its global shapes: a sharded model's whole
     parameters), or None when they fit."""
-    expected = {key: tuple(value.shape) for key, value in model.state_dict().items()}
+    expected = {key: tuple(value.shape) if isinstance(value, torch.Tensor) else None
+                for key, value in model.state_dict().items()}  # None: a module's extra state
     found = {key: tuple(value.shape) if isinstance(value, torch.Tensor) else None for key, value in state.items()}
     if found == expected:
         return None
