@@ -445,7 +445,9 @@ class System:
         Restoring is all or nothing. Everything is verified before anything is changed: the manifest (every file
         present with the recorded size and sha256, no symbolic links), the format and version, the type and range of
         every System attribute, and that the checkpoint's models, traces, ops and datasets match the in-memory ones.
-        Then the models are loaded (if one fails, those already loaded are put back), then the run's position and
+        Then the models are loaded, all or nothing (a backend that checks its files first has every model checked
+        before any is loaded, with no copy of them; otherwise those loaded before a failure are put back from a
+        temporary copy; see `fe_core.checkpoint.model_restore`), then the run's position and
         counters, summary, custom graphs, object states and random states. The System's own configuration (total
         epochs, log steps, steps per epoch) is never taken from a checkpoint; of traces, ops, slicers and datasets the
         checkpoint restores data (numbers, arrays, tensors, constructor arguments included, as FastEstimator does) but
