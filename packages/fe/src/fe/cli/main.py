@@ -1,10 +1,12 @@
-"""The `fe` command: `fe train`, `fe test`, `fe run`, `fe logs`, `fe plot`, `fe history` (`fe COMMAND --help`)."""
+"""The `fe` command: `fe train`, `fe test`, `fe run`, `fe logs`, `fe plot`, `fe history`, `fe checkpoint`
+(`fe COMMAND --help`)."""
 from __future__ import annotations
 
 import argparse
 import sys
 from typing import List, NoReturn, Optional
 
+from fe.cli.checkpoint import configure_checkpoint_parser
 from fe.cli.errors import USAGE_EXIT_CODE, CLIError
 from fe.cli.history import configure_history_parser
 from fe.cli.logs import add_logs_parser
@@ -15,7 +17,7 @@ from fe_core.config_error import ConfigurationError, configuration_error_line, w
 
 __all__ = ["build_parser", "main", "run_main"]
 
-_COMMANDS = ("train", "test", "run", "logs", "plot", "history")
+_COMMANDS = ("train", "test", "run", "logs", "plot", "history", "checkpoint")
 INTERRUPTED_EXIT_CODE = 130
 CONFIGURATION_EXIT_CODE = 1  # the script's configuration was refused (as Python's exit code for an unhandled error)  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
@@ -42,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_logs_parser(subparsers)
     configure_plot_parser(subparsers)
     configure_history_parser(subparsers)
+    configure_checkpoint_parser(subparsers)
     return parser
 
 
