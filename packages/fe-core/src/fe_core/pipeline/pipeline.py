@@ -103,6 +103,7 @@ class _BatchedItems:
     Pipeline runs its per-sample ops on each sample of an item and collates the item into one batch."""
 
     fe_batched = True
+    fe_wrapper = True  # `dataset` is the user's: what a loader's `dataset` answers
 
     def __init__(self, dataset: Any) -> None:
         self.dataset = dataset
@@ -547,7 +548,8 @@ class Pipeline:
 
         Returns:
             The user's own loader, or an iterable of batches (dicts of framework tensors, as `with pipeline(...)`
-            gives); None when a Scheduler switched the data off at `epoch`.
+            gives: a `torch.utils.data.DataLoader` where torch tensors are the public ones, see
+            `fe_core.pipeline.public_loader`); None when a Scheduler switched the data off at `epoch`.
 
         Raises:
             KeyError: If there is no data for `mode` / `ds_id`.
