@@ -130,6 +130,8 @@ class OptunaSearch(Search):
         optuna = _optuna()
         study, trial_id = self.study, self._trial_ids[number]
         storage = study._storage  # pylint: disable=protected-access
+        if not outcome.reports:  # eval_fn reported without OptunaPruning: what the study holds
+            outcome.reports = sorted(storage.get_trial(trial_id).intermediate_values.items())
         storage.set_trial_user_attr(trial_id, _EPOCHS_ATTR, [list(report) for report in outcome.reports])
         state, values = optuna.trial.TrialState.FAIL, None
         if outcome.status == "failed":
@@ -142,9 +144,15 @@ class OptunaSearch(Search):
             else:
                 try:
                     values, state = self._value(result), optuna.trial.TrialState.COMPLETE
-                except SearchError as error:
-                    storage.set_trial_user_attr(trial_id, _ERROR_ATTR, f"SearchError: {error}")
-        study.tell(number, values, state=state, skip_if_finished=True)
+                except SearchError as error:  # no value to optimize: the trial cannot count
+                    outcome.status, outcome.error = "failed", f"SearchError: {error}"
+                    storage.set_trial_user_attr(trial_id, _ERROR_ATTR, outcome.error)
+        try:
+            study.tell(number, values, state=state, skip_if_finished=True)
+        except RuntimeError as error:  # a sampler that has run out (GridSampler) calls study.stop(): the study ends
+            if "Study.stop" not in str(error):
+                raise
+            self._sampler_done = True
         self._rebuild(outcome)
 
     def _rebuild(self, outcome: Optional[TrialOutcome] = None) -> None:
@@ -180,6 +188,14 @@ class OptunaSearch(Search):
     # ------------------------------------------------------------------ running
     def _fit(self) -> None:
         optuna = _optuna()
+        verbosity = optuna.logging.get_verbosity()
+        optuna.logging.set_verbosity(optuna.logging.WARNING)  # fe prints each trial's end itself
+        try:
+            self._fit_study(optuna)
+        finally:
+            optuna.logging.set_verbosity(verbosity)
+
+    def _fit_study(self, optuna: Any) -> None:
         storage = self._storage_url()
         executor = self._executor
         parallel = executor is not None and executor.parallel
@@ -191,13 +207,14 @@ class OptunaSearch(Search):
                                          direction="minimize" if self.best_mode == "min" else "maximize",
                                          sampler=self._make_sampler(1), pruner=self.pruner)
         self._trial_ids: Dict[int, int] = {}
+        self._sampler_done = False
         batch_size = executor.concurrency() if executor is not None else 1
         catch = executor is not None and not executor.stop_on_error
         while True:
             trials = self.study.get_trials(deepcopy=False)
             self._trial_ids.update({trial.number: trial._trial_id for trial in trials})  # pylint: disable=W0212
             running = [trial for trial in trials if trial.state == optuna.trial.TrialState.RUNNING]
-            if not running and len(trials) >= self.n_trials:
+            if not running and (len(trials) >= self.n_trials or self._sampler_done):
                 break
             # a batch is trials [b * size, (b + 1) * size): resume the ones an interrupted run left running, then ask
             first = min([trial.number for trial in running] + [len(trials)])

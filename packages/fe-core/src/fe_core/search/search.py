@@ -176,6 +176,8 @@ class Search:
                       f"report(s)")
             else:
                 self.search_summary.append({"param": params, "result": result})
+                if self._executor is not None and self._executor.parallel:  # trials end in any order: keep search_idx's
+                    self.search_summary.sort(key=lambda entry: int(entry["param"].get("search_idx", 0)))
                 print(f"FastEstimator-Search: Evaluated {to_plain(outcome.params)}, result: {result}")
         if self.save_dir is not None:
             self.save(self.save_dir)
@@ -204,7 +206,6 @@ class Search:
             numbers.append(self._planned[key])
         for outcome in executor.run(self.eval_fn, pending):
             self._record(outcome)
-        self.search_summary.sort(key=lambda entry: int(entry["param"].get("search_idx", 0)))
         self.search_idx = max(int(self.search_idx), self._last_search_idx())
         results = []
         for params in batch:
