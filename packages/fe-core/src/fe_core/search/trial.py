@@ -124,16 +124,17 @@ def _redirected_output(log_path: Optional[str]) -> Iterator[None]:
 def trial_context(context: TrialContext) -> Iterator[TrialContext]:
     """Run a block as trial `context`: seeds, `FE_SEARCH_TRIAL`, `current_trial()` and its log file set, then undone."""
     global _current  # pylint: disable=global-statement
-    previous, previous_env = _current, os.environ.get(TRIAL_ENV_VAR)
+    from fe_core import determinism  # pylint: disable=import-outside-toplevel
+    previous, previous_env, previous_seed = _current, os.environ.get(TRIAL_ENV_VAR), determinism.deterministic_seed()
     _current = context
     os.environ[TRIAL_ENV_VAR] = f"{context.search_name}:{context.search_idx}"
     try:
         with _redirected_output(context.log_path):
             if context.seed is not None:
-                from fe_core.determinism import enable_deterministic  # pylint: disable=import-outside-toplevel
-                enable_deterministic(context.seed)
+                determinism.enable_deterministic(context.seed)
             yield context
     finally:
+        determinism._seed = previous_seed  # pylint: disable=protected-access  # the trial's seed ends with it
         _current = previous
         if previous_env is None:
             os.environ.pop(TRIAL_ENV_VAR, None)
