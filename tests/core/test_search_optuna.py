@@ -6,14 +6,13 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+import optuna  # fe-core[search]: the core suite has it through fe-core[all]
 import pytest
 
 import search_trials
 from fe_core.optional import MissingExtraError
 from fe_core.search import (Choice, GoldenSection, GridSearch, LogRange, OptunaSearch, Range, Ray, SearchError,
                             Serial, current_trial, trial_seed)
-
-optuna = pytest.importorskip("optuna")
 
 
 def pruning_search(name="optuna_search", **kwargs):

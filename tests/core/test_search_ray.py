@@ -13,13 +13,12 @@ import textwrap
 import time
 from pathlib import Path
 
+import optuna  # fe-core[search]: the core suite has it through fe-core[all]
 import pytest
+import ray
 
-ray = pytest.importorskip("ray")
-optuna = pytest.importorskip("optuna")
-
-import search_trials  # noqa: E402  (tests/core: Ray workers import the trial functions from it)
-from fe_core.search import Choice, GoldenSection, GridSearch, OptunaSearch, Ray, TrialError  # noqa: E402
+import search_trials  # tests/core: Ray workers import the trial functions from it
+from fe_core.search import Choice, GoldenSection, GridSearch, OptunaSearch, Ray, TrialError
 
 HERE = Path(__file__).resolve().parent
 
@@ -74,7 +73,8 @@ def test_a_failing_trial_is_recorded_with_its_error_and_the_others_finish(ray_ad
     assert [entry["param"] for entry in search.get_search_summary()] == [
         {"a": 1, "b": 1, "search_idx": 1}, {"a": 2, "b": 1, "search_idx": 3}]
     failed = search.get_failed_trials()
-    assert [entry["param"] for entry in failed] == [{"a": 1, "b": 2, "search_idx": 2}, {"a": 2, "b": 2, "search_idx": 4}]
+    assert [entry["param"] for entry in failed] == [{"a": 1, "b": 2, "search_idx": 2},
+                                                    {"a": 2, "b": 2, "search_idx": 4}]
     assert all(entry["error"].startswith("ValueError: b=2 is not allowed") for entry in failed)
     log = Path(failed[0]["log"]).read_text()
     assert "trial 2 starts with a=1, b=2" in log and "Traceback" in log and "ValueError" in log

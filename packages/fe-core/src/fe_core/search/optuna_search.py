@@ -10,7 +10,7 @@ from fe_core.optional import import_optional
 from fe_core.search.executor import PendingTrial, trial_log_path
 from fe_core.search.search import Search, SearchError, _check_best_mode, to_plain
 from fe_core.search.space import to_distribution
-from fe_core.search.trial import TrialContext, TrialOutcome, trial_seed
+from fe_core.search.trial import TrialOutcome, trial_seed
 
 __all__ = ["OptunaSearch"]
 

@@ -1,4 +1,4 @@
-"""`OptunaPruning`: report an Estimator's eval metric to the running Optuna trial, and stop the fit when it is pruned."""
+"""`OptunaPruning`: report an Estimator's eval metric to the running Optuna trial; stop the fit when it is pruned."""
 from __future__ import annotations
 
 from typing import Any, Optional
