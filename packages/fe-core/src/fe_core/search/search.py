@@ -159,8 +159,10 @@ class Search:
 
     def _record(self, outcome: TrialOutcome) -> Optional[Dict[str, Any]]:
         """Remember a finished trial (and save the search when it has a save_dir); the result, None when it failed."""
-        params = {**to_plain(outcome.params), "search_idx": outcome.search_idx}
-        self.failed_trials = [entry for entry in self.failed_trials if entry["param"] != params]
+        plain = to_plain(outcome.params)
+        params = {**plain, "search_idx": outcome.search_idx}
+        self.failed_trials = [entry for entry in self.failed_trials  # a failure run again is replaced by its new end
+                              if {key: value for key, value in entry["param"].items() if key != "search_idx"} != plain]
         result = None
         if outcome.status == "failed":
             log = trial_log_path(self.save_dir, self.name, outcome.search_idx) if (
@@ -194,7 +196,6 @@ class Search:
         if executor is None or not executor.parallel:
             return [self.evaluate(**params) for params in batch]
         pending: List[PendingTrial] = []
-        numbers: List[int] = []
         for params in batch:
             if "search_idx" in params:
                 raise SearchError(f"{type(self).__name__}: search_idx is filled in by the search; do not pass it")
@@ -203,7 +204,6 @@ class Search:
                 self._planned[key] = len(self._planned) + 1
                 if self._known(to_plain(params)) is None:
                     pending.append((self._trial_context(self._planned[key], params), None))
-            numbers.append(self._planned[key])
         for outcome in executor.run(self.eval_fn, pending):
             self._record(outcome)
         self.search_idx = max(int(self.search_idx), self._last_search_idx())
