@@ -17,5 +17,5 @@ def test_search_benchmark_times_a_serial_and_a_parallel_search_with_equal_result
     assert [row[1][:3] for row in table] == ["(a)", "(b)", "(c)"]
     assert all(re.fullmatch(r"\d+\.\d\dx", row[4]) for row in table)
     assert "Same summaries as serial: True." in output  # per-trial seeds: Ray's trials give the serial results
-    assert re.search(r"OptunaSearch, 2 trials on Ray, .*: \d+ completed, \d+ pruned", output)
+    assert re.search(r"OptunaSearch, 2 trials on Ray, .*; \d+ completed, \d+ pruned", output)
     assert re.search(r"Epochs run: \d of 2 \(\d saved by pruning", output)
