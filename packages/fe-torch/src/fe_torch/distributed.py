@@ -24,13 +24,15 @@ from __future__ import annotations
 import atexit
 import datetime
 import os
+import socket
 import sys
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import torch
 import torch.distributed as dist
 from fe_core.distributed.communicator import Communicator, launcher_env, set_communicator
+from fe_core.distributed.failure import pid_alive, record_failure
 
 __all__ = ["TorchCommunicator", "setup", "teardown", "communicator", "wrap_model", "unwrap_model", "device",
            "average_gradients"]
@@ -73,6 +75,68 @@ class TorchCommunicator(Communicator):
             dist.barrier(device_ids=[self.device.index])
         else:
             dist.barrier()
+
+    # failures: one key per rank in the process group's store (under torchrun its agent holds it, so it outlives the
+    # workers), read by rank 0 when its collective breaks (see fe_core.distributed.failure)
+    def record_failure(self, text: str) -> None:
+        _store().set(f"{_FAILURE_KEY}{self.rank}", text)
+
+    def failure_reports(self) -> Dict[int, str]:
+        store = _store(quick=True)
+        keys = {rank: f"{_FAILURE_KEY}{rank}" for rank in range(self.world_size)}
+        return {rank: store.get(key).decode("utf-8", "replace") for rank, key in keys.items() if store.check([key])}
+
+    def lost_ranks(self) -> List[int]:
+        """The ranks on this machine whose process is gone (each rank wrote its host and pid at set-up)."""
+        store, host, lost = _store(quick=True), socket.gethostname(), []
+        for rank in range(self.world_size):
+            key = f"{_PROCESS_KEY}{rank}"
+            if rank == self.rank or not store.check([key]):
+                continue
+            where, _, pid = store.get(key).decode("utf-8", "replace").rpartition(" ")
+            if where == host and pid.isdigit() and not pid_alive(int(pid)):
+                lost.append(rank)
+        return lost
+
+    def is_connection_loss(self, error: BaseException) -> bool:
+        seen = set()
+        current: Optional[BaseException] = error
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            if isinstance(current, getattr(dist, "DistNetworkError", ())):
+                return True
+            current = current.__cause__ or current.__context__
+        return super().is_connection_loss(error)
+
+
+_FAILURE_KEY = "fe/failed/"
+_PROCESS_KEY = "fe/process/"
+
+
+def _store(quick: bool = False) -> Any:
+    """The default process group's store (c10d's; the launcher's TCPStore under torchrun). `quick`: reading it while
+    the run is failing, when the store's host may be gone too - wait seconds for it, not the run's timeout."""
+    store = dist.distributed_c10d._get_default_store()  # pylint: disable=protected-access
+    if quick:
+        store.set_timeout(datetime.timedelta(seconds=10))
+    return store
+
+
+def _announce(rank: int) -> None:
+    """Write this process's host and pid into the store (so rank 0 can tell a killed peer from a slow one), and
+    record an unhandled exception of the script, raised outside a run, before the process exits."""
+    try:
+        _store().set(f"{_PROCESS_KEY}{rank}", f"{socket.gethostname()} {os.getpid()}")
+    except Exception:  # pylint: disable=broad-except  # a store without set: failures are then reported generically
+        return
+    previous = sys.excepthook
+
+    def excepthook(kind: Any, value: BaseException, traceback: Any) -> None:
+        if _communicator is not None and isinstance(value, Exception):
+            record_failure(value, _communicator)
+        previous(kind, value, traceback)
+
+    sys.excepthook = excepthook
 
 
 _communicator: Optional[TorchCommunicator] = None
@@ -118,6 +182,7 @@ def setup() -> Optional[TorchCommunicator]:
         atexit.register(teardown)
     _communicator = TorchCommunicator(dist.get_world_size(), dist.get_rank(), local_rank, device)
     set_communicator(_communicator)
+    _announce(_communicator.rank)
     return _communicator
 
 

@@ -170,6 +170,10 @@ class TorchBackend(Backend):
             str(name).startswith(sharded_checkpoint.dcp_dir_name(record.name) + "/")
             for record in checkpoint.models for name in record.files)
 
+    def is_sharded(self, model: Any) -> bool:
+        """Whether `model` is sharded across the processes (`build(sharding=...)`): no process holds it whole."""
+        return fsdp.is_sharded(model)
+
     def join_save_weights(self, model: Any) -> None:
         """On the processes that do not write a full-weights file: take part in gathering a sharded model's weights
         (a collective) while rank 0 writes them."""

@@ -30,9 +30,11 @@ from fe_core.dataset.numpy_dataset import NumpyDataset
 from fe_core.op.numpyop.batch import collate_samples
 from fe_core.op.numpyop.remove_if import FilteredData
 from fe_core.pipeline.op_runner import add_note, run_steps
+from fe_core.warning_lines import fe_warn
 
 __all__ = ["KEPT", "REPLACED", "REMOVED", "task_seed", "SeededRandom", "TaskStream", "TaskRunner", "WholeBatchRunner",
-           "ItemRunner", "assemble", "assemble_items", "check_epoch", "reset_dataset", "UNBATCHED_TASK"]
+           "ItemRunner", "assemble", "assemble_items", "assemble_fixed", "check_epoch", "reset_dataset",
+           "UNBATCHED_TASK"]
 
 KEPT, REPLACED, REMOVED = 0, 1, 2  # what happened to each position of a task
 UNBATCHED_TASK = 16  # positions per task when nothing is batched
@@ -157,16 +159,22 @@ class TaskStream:
         key: The epoch's random key.
         task_size: Positions per task.
         one_pass: Cut the task that reaches the end of the first pass there.
+        continuous: Positions past the first pass are the dataset's own indices past its length (a dataset whose
+            items go on, `fe_continuous_stream`: ExtendDataset), not another pass.
     """
 
     def __init__(self, size: int, first_order: Optional[np.ndarray], shuffle: bool, key: int, task_size: int,
-                 one_pass: bool) -> None:
+                 one_pass: bool, continuous: bool = False) -> None:
         self.size, self.shuffle, self.key, self.task_size, self.one_pass = size, shuffle, key, task_size, one_pass
+        self.continuous = continuous
         self.orders = {0: first_order if first_order is not None else np.arange(size)}
 
     def _order(self, lap: int) -> np.ndarray:
         order = self.orders.get(lap)
-        if order is None:
+        if order is None and self.continuous:
+            order = np.arange(lap * self.size, (lap + 1) * self.size)
+            self.orders = {lap: order}
+        elif order is None:
             order = (np.random.default_rng([self.key, lap]).permutation(self.size) if self.shuffle
                      else np.arange(self.size))
             self.orders = {lap: order}  # passes are visited in order: keep one
@@ -363,7 +371,14 @@ class ItemRunner(TaskRunner):
     def run(self, start: int, indices: np.ndarray, want_batch: bool) -> Tuple[Any, ...]:
         size = len(self.dataset)
         lap, position = divmod(start, size)
-        if lap != self.lap:
+        inner = getattr(self.dataset, "dataset", None)
+        if getattr(self.dataset, "fe_continuous_stream", False) and inner is not None:  # items go on past its length
+            position = start  # a new pass over the wrapped dataset of whole batches redraws its pairings
+            lap = start // len(inner)
+            if lap != self.lap:
+                reset_dataset(inner, self.shuffle, task_seed(self.key, lap, _RESET_SALT))
+                self.lap = lap
+        elif lap != self.lap:
             reset_dataset(self.dataset, self.shuffle, task_seed(self.key, lap, _RESET_SALT))
             self.lap = lap
         kept = self.random.call(task_seed(self.sample_key, start), self._item, position)
@@ -390,8 +405,8 @@ def assemble_items(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any
         if isinstance(batch, FilteredData):
             if batch.replacement:
                 skipped += 1
-                if skipped > filter_patience(size):
-                    raise _too_many(plan, "batches", skipped)
+                if skipped == filter_patience(size) + 1:
+                    still_drawing(plan, skipped)
                 continue
             counted += 1
         else:
@@ -403,12 +418,51 @@ def assemble_items(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any
             return
 
 
+def assemble_fixed(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]]],
+                   runner: Callable[[], TaskRunner], items: bool) -> Iterator[Any]:
+    """One pass of fixed batches, a batch per task (an InterleaveDataset's member: FastEstimator's interleaved steps
+    take fixed positions of each member): a task with a sample filtered out yields the filter's `FilteredData` in its
+    batch's place instead of being refilled (the interleaving drops steps for it); an incomplete last batch is dropped.
+
+    Args:
+        plan: The member's epoch plan.
+        results: Its task results in order.
+        runner: The trainer's TaskRunner (for collating raw results).
+        items: Whether each task is an item of a dataset of whole batches.
+    """
+    size, batch_size = len(plan.dataset), plan.batch_size or 1
+    for start, _, result in results:
+        if start >= size:
+            return
+        if result[0] == "batch":
+            if not items and result[1] < batch_size:
+                return
+            batch = result[2]
+        elif len(result[2]) == len(result[1]):
+            if len(result[1]) < batch_size:
+                return
+            batch = runner().finish(result[2], result[3], start)
+        else:
+            batch = FilteredData(replacement=REMOVED not in result[1])
+        if not isinstance(batch, FilteredData):
+            forget_cached_normal()
+        yield batch
+
+
 def filter_patience(size: int) -> int:
     """How many draws in a row may be filtered out (with replacement) before the epoch is refused: FastEstimator keeps
     drawing replacements, so a filter that rejects most draws (a random one, or one a new pairing of a
     BatchDataset passes) must get them; only a filter that rejects 20 passes over the data, and at least 1000 draws,
     in a row is taken to reject everything (an error rather than an endless loop)."""
     return max(20 * size, 1000)
+
+
+def still_drawing(plan: Any, count: int) -> None:
+    """Warn (once per run of rejections) that whole batches keep being filtered out with replacement: FastEstimator
+    keeps drawing replacements for them (a filter on whole batches may pass rarely: a new pairing of a BatchDataset, a
+    random filter), so the epoch goes on rather than failing."""
+    fe_warn(f"The Pipeline filtered out {count} batches in a row in {plan.where()} (RemoveIf or an op returning "
+            f"FilteredData with replacement); still drawing replacements, as FastEstimator does")
 
 
 def _too_many(plan: Any, what: str, count: int) -> ValueError:
@@ -453,8 +507,8 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
                 return budget is not None and drawn >= budget
             kept -= count  # drawn again
             filtered_batches += 1
-            if filtered_batches * batch_size > filter_patience(size) + batch_size:
-                raise _too_many(plan, "batches", filtered_batches)
+            if filtered_batches * batch_size > filter_patience(size) >= (filtered_batches - 1) * batch_size:
+                still_drawing(plan, filtered_batches)
             return False
         filtered_batches = 0
         forget_cached_normal()
@@ -462,7 +516,31 @@ def assemble(plan: Any, results: Iterator[Tuple[int, np.ndarray, Tuple[Any, ...]
         drawn += count
         return budget is not None and drawn >= budget
 
+    def defers_pending(count: int) -> bool:
+        """FastEstimator's order: a full batch drawn while kept samples of a partial one wait goes first (the partial
+        batch waits behind it) unless the epoch's end is near, where they are combined."""
+        if not pending or count != batch_size:
+            return False
+        if budget is not None:
+            return drawn + batch_size + len(pending) < budget
+        target = size - size % batch_size if drop_last else size
+        return drawn + removed_for_good + batch_size + len(pending) < target
+
     for start, indices, result in results:
+        if result[0] == "batch" and defers_pending(result[1]):
+            consumed += result[1]
+            kept += result[1]
+            missed = 0
+            if (yield from settle(result[2], result[1])):
+                return
+            continue
+        if result[0] == "raw" and len(result[2]) == len(result[1]) and defers_pending(len(result[1])):
+            consumed += len(result[1])
+            kept += len(result[1])
+            missed = 0
+            if (yield from settle(runner().finish(result[2], result[3], start), len(result[1]))):
+                return
+            continue
         if result[0] == "batch":
             count = result[1]
             ends_epoch = (steps_per_epoch is None and consumed + count >= size

@@ -46,7 +46,8 @@ from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.pipeline.position import PositionTracker
 from fe_core.pipeline.op_runner import OpTimer, compile_steps
 from fe_core.pipeline._sample_epoch import (UNBATCHED_TASK, ItemRunner, SeededRandom, TaskRunner, TaskStream,
-                                            WholeBatchRunner, assemble, assemble_items, check_epoch, reset_dataset)
+                                            WholeBatchRunner, assemble, assemble_fixed, assemble_items, check_epoch,
+                                            filter_patience, reset_dataset, still_drawing)
 
 __all__ = ["EpochLoader", "dataset_keys", "worker_runner"]
 
@@ -150,6 +151,7 @@ class EpochLoader:
         self.member: Optional[int] = None  # which member of an InterleaveDataset this loader iterates
         self.shard: Optional[Tuple[int, int]] = None  # (world size, rank) for items that are global batches
         self.rank_task_count = 0  # batches this process yields in a data-parallel epoch
+        self.fixed_batches = False  # one pass of fixed batches, a filtered one as its FilteredData (interleaving)
 
     def __len__(self) -> int:
         """The number of batches this epoch yields (an upper bound when samples are filtered without replacement).
@@ -277,8 +279,8 @@ class EpochLoader:
             tasks, limit = self._rank_tasks(communicator, first_order, key)
         else:
             task_size = plan.batch_size or UNBATCHED_TASK
-            tasks = iter(TaskStream(size, first_order, self.shuffle, key, task_size,
-                                    one_pass=steps_per_epoch is None))
+            tasks = iter(TaskStream(size, first_order, self.shuffle, key, task_size, one_pass=steps_per_epoch is None,
+                                    continuous=getattr(dataset, "fe_continuous_stream", False)))
             limit = size if steps_per_epoch is None else steps_per_epoch * task_size
         local: List[TaskRunner] = []
         aligned = [True]  # whether tasks may still come back as whole batches
@@ -311,6 +313,8 @@ class EpochLoader:
         try:
             if world > 1:
                 yield from _assemble_rank(plan, results, runner, communicator, self.rank_task_count)
+            elif self.fixed_batches:
+                yield from assemble_fixed(plan, results, runner, kind == "items")
             elif kind == "items":
                 yield from assemble_items(plan, results, steps_per_epoch)
             else:
@@ -421,15 +425,17 @@ class EpochLoader:
 
     # ------------------------------------------------------------------ interleaved datasets
     def _interleaved_batches(self) -> Iterator[Dict[str, Any]]:
-        """Follow an InterleaveDataset's pattern, taking each step's batch from that member's own epoch loader
-        (its own ds_id ops and batch size; incomplete batches dropped).
+        """Follow an InterleaveDataset's pattern as FastEstimator does: step `i` of a pass takes the next fixed batch
+        of member `pattern[i % len(pattern)]` (its own ds_id ops and batch size; incomplete batches dropped), and a
+        pass has `len(self)` steps.
 
-        Filtering happens inside each member at its own granularity (a sample, or a whole batch of a BatchDataset):
-        with replacement every step keeps its full batch; without it a member yields fewer batches, and one pass skips
-        that member's steps it can no longer fill while the other members go on with theirs.
+        Filtering, as FastEstimator documents it: every time a member's batch holds a sample filtered out, an entire
+        pattern-worth of steps (that one and the next `len(pattern) - 1`) is dropped. Without replacement the dropped
+        steps count (the epoch has fewer batches); with replacement the steps go on into the next pass (its members'
+        batches from the start, re-shuffled) until the epoch has all its batches.
         """
         plan = self.plan
-        endless = self.steps_per_epoch is not None
+        world = get_communicator().world_size
         for sub in plan.sub_plans:
             sub.drop_last = True
         pools = self._member_pools(len(plan.sub_plans))
@@ -437,25 +443,43 @@ class EpochLoader:
                    for sub, pool in zip(plan.sub_plans, pools)]
         for which, loader in enumerate(loaders):
             loader.member = which
-        iterators: List[Optional[Iterator[Dict[str, Any]]]] = [None] * len(loaders)
-        emitted = 0
-        total = self.steps_per_epoch if endless else len(self)
-        if not endless:  # one pass: each member fills at most its share of the pattern's repetitions
-            pattern = plan.dataset.pattern
-            shares = [total // len(pattern) * pattern.count(which) for which in range(len(loaders))]
-            taken = [0] * len(loaders)
-            while any(count < share for count, share in zip(taken, shares)):
-                for which in pattern:
-                    if taken[which] >= shares[which]:
-                        continue
-                    if iterators[which] is None:
-                        iterators[which] = iter(loaders[which])
-                    batch = next(iterators[which], None)
-                    if batch is None:  # filtered without replacement: this member cannot fill its other steps
-                        shares[which] = taken[which]
-                        continue
-                    taken[which] += 1
-                    yield batch
+            loader.fixed_batches = world == 1
+        pattern = plan.dataset.pattern
+        steps_per_pass = interleaved_steps(pattern, [
+            len(sub.dataset) // (1 if getattr(sub.dataset, "fe_batched", False) else (sub.batch_size or 1))
+            for sub in plan.sub_plans])
+        total = self.steps_per_epoch if self.steps_per_epoch is not None else steps_per_pass
+        iterators: List[Optional[Iterator[Any]]] = [None] * len(loaders)
+        counted = step = dropping = missed = 0
+        replaced = True
+        try:
+            while counted < total:
+                if step and step % steps_per_pass == 0:  # a new pass: every member starts over
+                    for iterator in iterators:
+                        getattr(iterator, "close", lambda: None)()
+                    iterators = [None] * len(loaders)
+                which = pattern[step % steps_per_pass % len(pattern)]
+                step += 1
+                if iterators[which] is None:
+                    iterators[which] = iter(loaders[which])
+                batch = next(iterators[which], None)
+                if batch is None:
+                    return
+                if dropping or isinstance(batch, FilteredData):
+                    if not dropping:  # this step and the rest of a pattern-worth go
+                        dropping, replaced = len(pattern), batch.replacement
+                    dropping -= 1
+                    counted += 0 if replaced else 1
+                    missed += 1
+                    if missed == filter_patience(steps_per_pass) + 1 and replaced:
+                        still_drawing(plan, missed)
+                    continue
+                missed = 0
+                counted += 1
+                yield batch
+        finally:
+            for iterator in iterators:
+                getattr(iterator, "close", lambda: None)()
             return
         while emitted < total:
             for which in plan.dataset.pattern:

@@ -407,7 +407,8 @@ class Pipeline:
             batch_size = batch_size.get_current_value(epoch)
         return batch_size
 
-    def _split_ops(self, mode: str, epoch: int, ds_id: str) -> Tuple[List[NumpyOp], Optional[Batch], List[NumpyOp]]:
+    def _split_ops(self, mode: str, epoch: int, ds_id: Union[str, List[str]]
+                   ) -> Tuple[List[NumpyOp], Optional[Batch], List[NumpyOp]]:
         ops = get_current_items(self.ops, run_modes=mode, epoch=epoch, ds_id=ds_id)
         batch_positions = [index for index, op in enumerate(ops) if isinstance(op, Batch)]
         if len(batch_positions) > 1:
@@ -431,13 +432,14 @@ class Pipeline:
         dataset = self._dataset(mode, epoch, ds_id)
         plan = self._plan_for(mode, epoch, ds_id, dataset, output_keys)
         if callable(getattr(dataset, "sub_ds_ids", None)):  # an InterleaveDataset: one plan per member dataset
-            plan.sub_plans = [self._plan_for(mode, epoch, sub_ds_id, member, output_keys)
-                              for sub_ds_id, member in zip(dataset.sub_ds_ids(ds_id), dataset.datasets)]
+            plan.sub_plans = [self._plan_for(mode, epoch, sub_ds_id, member, output_keys, op_ids)
+                              for sub_ds_id, member, op_ids in zip(dataset.sub_ds_ids(ds_id), dataset.datasets,
+                                                                   dataset.op_ds_ids(ds_id))]
             dataset.set_batch_sizes([sub.batch_size or 1 for sub in plan.sub_plans])
         return plan
 
     def _plan_for(self, mode: str, epoch: int, ds_id: str, dataset: Any,
-                  output_keys: Optional[Iterable[str]]) -> EpochPlan:
+                  output_keys: Optional[Iterable[str]], op_ds_ids: Optional[List[str]] = None) -> EpochPlan:
         native_backend = native_dataset_backend(dataset) if dataset is not None else None
         native = native_backend is not None
         if native and get_communicator().world_size > 1 and id(dataset) not in _WARNED_UNSHARDED:
@@ -446,7 +448,7 @@ class Pipeline:
                 _WARNED_UNSHARDED.add(id(dataset))
                 warnings.warn(f"Pipeline data in mode {mode!r} ds_id {ds_id!r} is a {type(dataset).__name__} in a "
                               f"data-parallel run, and {problem}", RuntimeWarning, stacklevel=2)
-        sample_ops, batch_op, post_ops = self._split_ops(mode, epoch, ds_id)
+        sample_ops, batch_op, post_ops = self._split_ops(mode, epoch, op_ds_ids or ds_id)
         if dataset is not None and not native and not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
             raise TypeError(f"Pipeline data in mode {mode!r} ds_id {ds_id!r} ({type(dataset).__name__}) has no "
                             f"__len__/__getitem__ and no loaded backend recognises it as a native loader (build the "
@@ -683,7 +685,7 @@ class Pipeline:
             context.loader.pool = None  # a few batches: computed here, never worth starting processes
             with context as loader:
                 for batch in loader:
-                    results.append(to_public(batch, backend))
+                    results.append(to_public(batch, backend, string_lists=True))
                     if len(results) >= num_steps:
                         break
         return results[0] if len(results) == 1 else results
