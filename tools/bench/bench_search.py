@@ -3,7 +3,7 @@
 
 Run from the repository root (needs torch and fe-core's `search` extra: ray, optuna; no install of fe needed):
 
-    python tools/bench/bench_search.py [--trials 8] [--epochs 10] [--steps 40] [--quick]
+    python tools/bench/bench_search.py [--trials 8] [--epochs 30] [--steps 40] [--quick]
 
 Each trial is a small real fit: fe's Estimator trains a 64-h-h-10 MLP (h = 512 or 1024; torch, one thread) on
 scikit-learn's digits for `--epochs` epochs of `--steps` steps, and returns the eval accuracy. The same `GridSearch` of `--trials` trials
@@ -48,7 +48,7 @@ _SOURCES = [str(ROOT / "packages" / name / "src") for name in ("fe-core", "fe-to
 sys.path[:0] = _SOURCES
 os.environ["PYTHONPATH"] = os.pathsep.join(_SOURCES + [os.environ.get("PYTHONPATH", "")])  # for Ray's workers
 
-EPOCHS = 10
+EPOCHS = 30
 STEPS = 40
 
 
@@ -93,7 +93,7 @@ def main() -> None:
     global EPOCHS, STEPS  # pylint: disable=global-statement
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=8, help="trials per search (a multiple of 2)")
-    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--steps", type=int, default=40, help="training steps per epoch")
     parser.add_argument("--repeats", type=int, default=2, help="alternating runs of (a) and (c)")
     parser.add_argument("--quick", action="store_true", help="2 trials of 1-epoch fits, once (a smoke run)")
