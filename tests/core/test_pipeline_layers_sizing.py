@@ -6,6 +6,7 @@ import pytest
 
 from fe_core.pipeline import _workers
 from fe_core.pipeline._sample_epoch import check_epoch
+from fe_core.pipeline.messages import BatchResult, Task
 
 
 @pytest.mark.parametrize("local_world, expected", [(None, 16), ("1", 16), ("2", 8), ("4", 4), ("32", 1)])
@@ -43,8 +44,9 @@ class _Plan:
 
 
 def test_a_result_of_another_epoch_is_refused():
-    results = iter([(0, np.arange(2), ("batch", 2, {"x": 1}, 7)), (2, np.arange(2), ("batch", 2, {"x": 2}, 5))])
+    results = iter([(Task(0, np.arange(2)), BatchResult(2, {"x": 1}, 7)),
+                    (Task(2, np.arange(2)), BatchResult(2, {"x": 2}, 5))])
     checked = check_epoch(results, 7, _Plan())
-    assert next(checked)[2][2] == {"x": 1}
+    assert next(checked)[1].batch == {"x": 1}
     with pytest.raises(RuntimeError, match="another epoch reached mode 'train' epoch 2"):
         next(checked)
