@@ -3,35 +3,26 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import math
-import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Literal, Optional, Set, Union, overload
 
 import numpy as np
 
-from fe_core.config_error import ConfigurationTypeError
 from fe_core.containers import to_list
-from fe_core.modes import check_ds_id
-from fe_core.op.numpyop.batch import Batch, collate_samples
+from fe_core.op.numpyop.batch import collate_samples
 from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.numpyop.remove_if import FilteredData
+from fe_core.pipeline.config_checks import (DATA_MODES, check_batch_ops, check_batch_size, check_framework_sources,
+                                            check_ops, is_positive_int, register_data)
 from fe_core.pipeline.loader import EpochLoader
 from fe_core.pipeline.op_runner import compile_steps, run_steps
-from fe_core.pipeline.planner import Planner, PipelineConfigError, is_native_dataset, native_dataset_backend
+from fe_core.pipeline.planner import (Planner, PlannerField, PipelineConfigError, is_native_dataset,
+                                      native_dataset_backend)
 from fe_core.pipeline.position import EpochPosition, PositionTracker
 from fe_core.pipeline.public_loader import public_loader
-from fe_core.schedule.scheduler import EpochScheduler, RepeatScheduler, Scheduler, get_current_items, \
-    get_signature_epochs
+from fe_core.schedule.scheduler import Scheduler
 from fe_core.export import fe_export
 
 __all__ = ["Pipeline", "PipelineConfigError", "is_native_dataset"]
-
-_DATA_MODES = ("train", "eval", "test")
-
-
-def _is_positive_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
 
 class _PipelineContext:
     """What `Pipeline.__call__` returns: a context manager whose `__enter__` gives the epoch's loader.
@@ -136,6 +127,11 @@ class Pipeline:
         [(4, 28, 28, 1), (4, 28, 28, 1), (2, 28, 28, 1)]
     """
 
+    # what the epochs are planned from (and what worker processes receive), kept on the planner
+    data: Dict[str, Dict[str, Any]] = PlannerField()  # type: ignore[assignment]
+    ops: List[Union[NumpyOp, Scheduler]] = PlannerField()  # type: ignore[assignment]
+    batch_size: Union[None, int, Scheduler, Dict[str, Union[int, Scheduler]]] = PlannerField()  # type: ignore
+
     def __init__(self,
                  train_data: Any = None,
                  eval_data: Any = None,
@@ -143,18 +139,17 @@ class Pipeline:
                  batch_size: Union[None, int, Scheduler, Dict[str, Union[int, Scheduler]]] = None,
                  ops: Union[None, NumpyOp, Scheduler, Iterable[Union[NumpyOp, Scheduler]]] = None,
                  num_process: Optional[int] = None) -> None:
-        registered = {mode: self._register(mode, data)
-                      for mode, data in zip(_DATA_MODES, (train_data, eval_data, test_data)) if data is not None}
-        self._check_batch_size(batch_size)
-        # what the epochs are planned from (and what worker processes receive): the datasets, the ops, the batch size
+        registered = {mode: register_data(mode, data)
+                      for mode, data in zip(DATA_MODES, (train_data, eval_data, test_data)) if data is not None}
+        check_batch_size(batch_size)
         self.planner = Planner(registered, batch_size, list(to_list(ops)))
-        self._check_ops()
+        check_ops(self.ops)
         if num_process is not None and (not isinstance(num_process, int) or isinstance(num_process, bool)
                                         or num_process < 0):
             raise ValueError(f"Pipeline num_process must be None or a non-negative integer, got {num_process!r}")
         self.num_process = num_process
-        self._check_framework_sources(batch_size, ops, num_process)
-        self._check_batch_ops()
+        check_framework_sources(self.data, batch_size, ops, num_process)
+        check_batch_ops(self.data, self.ops)
         self._position = PositionTracker()
         self._worker_pool: Any = None  # the worker processes' pool, made by the first loader that may use it
         self._pool_held = False  # inside `workers()`: the pool lives until the block ends, not each loader
@@ -163,153 +158,6 @@ class Pipeline:
         # What `with pipeline as loader` uses: the last `pipeline(...)` call's settings (FastEstimator's defaults first)
         self._context_args: Dict[str, Any] = {"mode": "train", "epoch": 1, "ds_id": "", "shuffle": None,
                                               "steps_per_epoch": None, "output_keys": None}
-
-    @property
-    def data(self) -> Dict[str, Dict[str, Any]]:
-        """{mode: {ds_id: dataset or Scheduler of datasets}}."""
-        return self.planner.data
-
-    @data.setter
-    def data(self, value: Dict[str, Dict[str, Any]]) -> None:
-        self.planner.data = value
-
-    @property
-    def ops(self) -> List[Union[NumpyOp, Scheduler]]:
-        """The NumpyOps and Schedulers of NumpyOps."""
-        return self.planner.ops
-
-    @ops.setter
-    def ops(self, value: List[Union[NumpyOp, Scheduler]]) -> None:
-        self.planner.ops = value
-
-    @property
-    def batch_size(self) -> Union[None, int, Scheduler, Dict[str, Union[int, Scheduler]]]:
-        """The batch size as given (an int, a Scheduler, a dict per mode of those, or None)."""
-        return self.planner.batch_size
-
-    @batch_size.setter
-    def batch_size(self, value: Union[None, int, Scheduler, Dict[str, Union[int, Scheduler]]]) -> None:
-        self.planner.batch_size = value
-
-    # ------------------------------------------------------------------ validation
-    @staticmethod
-    def _check_dataset(mode: str, ds_id: str, dataset: Any) -> None:
-        if dataset is None or isinstance(dataset, Scheduler):
-            values = dataset.get_all_values() if isinstance(dataset, Scheduler) else []
-            for value in values:
-                if isinstance(value, (Scheduler, dict)):
-                    raise TypeError(f"Pipeline {mode} data{f' {ds_id!r}' if ds_id else ''}: a Scheduler must hold "
-                                    f"datasets; to schedule per ds_id use {{ds_id: Scheduler}}")
-                if value is not None:
-                    Pipeline._check_dataset(mode, ds_id, value)
-            return
-        if isinstance(dataset, (str, bytes)) or not (hasattr(dataset, "__iter__") or hasattr(dataset, "__getitem__")):
-            raise TypeError(f"Pipeline {mode} data{f' {ds_id!r}' if ds_id else ''} is a {type(dataset).__name__}, "
-                            f"not a dataset (an object with __len__ and __getitem__ returning dicts) or a framework "
-                            f"loader")
-
-    def _register(self, mode: str, data: Any) -> Dict[str, Any]:
-        if isinstance(data, dict):
-            if not data:
-                raise ValueError(f"Pipeline {mode}_data is an empty dict; give at least one {{ds_id: dataset}}")
-            for ds_id, dataset in data.items():
-                if not isinstance(ds_id, str) or ds_id.startswith("!"):
-                    raise PipelineConfigError(f"Pipeline {mode}_data ds_id {ds_id!r} must be a string not starting "
-                                              f"with '!'")
-                check_ds_id({ds_id})
-                self._check_dataset(mode, ds_id, dataset)
-            return dict(data)
-        self._check_dataset(mode, "", data)
-        return {"": data}
-
-    @staticmethod
-    def _check_batch_size(batch_size: Any) -> None:
-        def check_one(value: Any, where: str) -> None:
-            values = value.get_all_values() if isinstance(value, Scheduler) else [value]
-            for item in values:
-                if item is not None and not _is_positive_int(item):
-                    raise ValueError(f"Pipeline batch_size{where} must be a positive integer (or None), got {item!r}")
-
-        if isinstance(batch_size, dict):
-            for mode, value in batch_size.items():
-                if mode not in _DATA_MODES:
-                    raise ValueError(f"Pipeline batch_size keys must be modes {list(_DATA_MODES)}, got {mode!r}")
-                check_one(value, f"[{mode!r}]")
-        else:
-            check_one(batch_size, "")
-
-    def _check_ops(self) -> None:
-        for position, item in enumerate(self.ops):
-            values = item.get_all_values() if isinstance(item, Scheduler) else [item]
-            for op in values:
-                if op is not None and not isinstance(op, NumpyOp):
-                    raise ConfigurationTypeError(f"Pipeline ops must be NumpyOps (or Schedulers of NumpyOps), got "
-                                    f"{type(op).__name__} at position {position}")
-
-    def _sources(self) -> List[Any]:
-        """Every dataset the Pipeline holds (the values of Schedulers included)."""
-        sources = []
-        for datasets in self.data.values():
-            for dataset in datasets.values():
-                values = dataset.get_all_values() if isinstance(dataset, Scheduler) else [dataset]
-                sources.extend(value for value in values if value is not None)
-        return sources
-
-    def _check_framework_sources(self, batch_size: Any, ops: Any, num_process: Any) -> None:
-        """Refuse `batch_size`, `ops` and `num_process` when every source is a framework loader (a torch DataLoader, a
-        tf.data.Dataset: already batched, they never run them), as FastEstimator does; warn when some sources are fe
-        datasets (there they apply)."""
-        sources = self._sources()
-        native = [source for source in sources if is_native_dataset(source)]
-        if not native:
-            return
-        given = [name for name, value in (("batch_size", batch_size), ("ops", ops), ("num_process", num_process))
-                 if value is not None]
-        kinds = sorted({type(source).__name__ for source in native})
-        if len(native) == len(sources):
-            if given:
-                raise PipelineConfigError(f"Pipeline {', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} "
-                                          f"to fe datasets, but every data source is a framework loader ({kinds}), "
-                                          f"which is already batched and preprocessed: batch and preprocess it "
-                                          f"yourself, or give an fe dataset")
-            return
-        for name in given:
-            warnings.warn(f"Pipeline {name} only applies to the fe datasets, not to the framework loaders ({kinds})",
-                          UserWarning, stacklevel=3)
-
-    def _check_batch_ops(self) -> None:
-        """Refuse two Batch ops for one epoch, mode and ds_id (as FastEstimator does, when the Pipeline is built)."""
-        batch_items = [item for item in self.ops if isinstance(item, Batch) or (
-            isinstance(item, Scheduler) and any(isinstance(value, Batch) for value in item.get_all_values()))]
-        if len(batch_items) < 2:
-            return
-        schedulers = [item for item in batch_items if isinstance(item, Scheduler)]
-        horizon = 1
-        for scheduler in schedulers:
-            if isinstance(scheduler, EpochScheduler):
-                horizon = max(horizon, max(scheduler.epoch_dict))
-            elif not isinstance(scheduler, RepeatScheduler):
-                horizon = max(horizon, 100)  # an unknown kind of Scheduler: look at its first 100 epochs
-        cycle = 1
-        for scheduler in schedulers:
-            if isinstance(scheduler, RepeatScheduler):
-                cycle = cycle * scheduler.cycle_length // math.gcd(cycle, scheduler.cycle_length)
-        epochs = get_signature_epochs(batch_items, horizon + cycle) if schedulers else [1]
-        for mode, datasets in self.data.items():
-            ds_ids = set(datasets)
-            for dataset in datasets.values():
-                values = dataset.get_all_values() if isinstance(dataset, Scheduler) else [dataset]
-                for value in values:
-                    if value is not None and callable(getattr(value, "sub_ds_ids", None)):
-                        ds_ids.update(value.sub_ds_ids(""))  # an InterleaveDataset's named members
-            for ds_id in sorted(ds_ids):
-                for epoch in epochs:
-                    active = [op for op in get_current_items(batch_items, run_modes=mode, epoch=epoch, ds_id=ds_id)
-                              if isinstance(op, Batch)]
-                    if len(active) > 1:
-                        raise PipelineConfigError(f"Pipeline has {len(active)} Batch ops for mode {mode!r}, epoch "
-                                                  f"{epoch}, ds_id {ds_id!r}: you may provide at most 1 Batch op for "
-                                                  f"a given epoch/mode/ds_id combination")
 
     # ------------------------------------------------------------------ iteration
     def __call__(self,
@@ -349,7 +197,7 @@ class Pipeline:
         if self._active_context is not None:
             raise ValueError("You cannot invoke a Pipeline's __call__ method while it already has an active loader "
                              "(Pipeline contexts cannot be nested)")
-        if steps_per_epoch is not None and not _is_positive_int(steps_per_epoch):
+        if steps_per_epoch is not None and not is_positive_int(steps_per_epoch):
             raise ValueError(f"steps_per_epoch must be None or a positive integer, got {steps_per_epoch!r}")
         self._context_args = {"mode": mode, "epoch": epoch, "ds_id": ds_id, "shuffle": shuffle,
                               "steps_per_epoch": steps_per_epoch, "output_keys": output_keys}
@@ -504,7 +352,7 @@ class Pipeline:
             >>> # batch = pipeline.get_results(mode="eval"); batch["x"].numpy()  # torch tensors, as FastEstimator
         """
         from fe_core.framework.public import public_backend, to_public  # pylint: disable=import-outside-toplevel
-        if not _is_positive_int(num_steps):
+        if not is_positive_int(num_steps):
             raise ValueError(f"get_results num_steps must be a positive integer, got {num_steps!r}")
         results: List[Dict[str, Any]] = []
         dataset = self.planner.dataset(mode, epoch, ds_id)

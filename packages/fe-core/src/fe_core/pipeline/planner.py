@@ -22,7 +22,7 @@ from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.schedule.scheduler import Scheduler, get_current_items
 
-__all__ = ["Planner", "PipelineConfigError", "native_dataset_backend", "is_native_dataset"]
+__all__ = ["Planner", "PlannerField", "PipelineConfigError", "native_dataset_backend", "is_native_dataset"]
 
 
 _WARNED_UNSHARDED: Set[int] = set()  # native loaders already warned about (once per loader and process)
@@ -117,6 +117,19 @@ def _items_are_batches(dataset: Any) -> bool:
     except Exception:  # pylint: disable=broad-except  # the loader reports a dataset that cannot be read
         return False
     return isinstance(item, list) and bool(item) and all(isinstance(sample, dict) for sample in item)
+
+
+class PlannerField:
+    """An attribute of the Pipeline (`data`, `ops`, `batch_size`) kept on its planner, so both see every change."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, pipeline: Any, owner: Optional[type] = None) -> Any:
+        return self if pipeline is None else getattr(pipeline.planner, self.name)
+
+    def __set__(self, pipeline: Any, value: Any) -> None:
+        setattr(pipeline.planner, self.name, value)
 
 
 class Planner:
