@@ -43,36 +43,37 @@ the trainer removes any left when it closes the pool; SIGTERM (a launcher stoppi
 leave through the same cleanup. Files the trainer writes for a worker's tasks (large index lists) carry that worker's
 name, so the worker removes them too when the trainer is killed. A finalizer closes a pool that is garbage-collected or
 left open at exit.
+
+How many workers start, and for which epochs, is `fe_core.pipeline.sizing`; how their errors reach the trainer is
+`fe_core.pipeline.worker_errors`.
 """
 from __future__ import annotations
 
 import collections
 import itertools
-import json
 import os
 import pickle
 import secrets
 import signal
 import sys
 import time
-import traceback
 import warnings
 import weakref
 from multiprocessing import get_context
 from multiprocessing.connection import wait
 from dataclasses import dataclass
-from typing import Any, Callable, Deque, Dict, Generator, Iterator, List, Optional, Tuple
+from typing import Any, Deque, Dict, Generator, Iterator, List, Optional, Tuple
 
 import numpy as np
 
 from fe_core.pipeline._transport import SegmentReader, SegmentRing, decode, encode, remove_files, shared_directory
 from fe_core.pipeline.messages import EpochSpec, Task, TaskResult
-from fe_core.pipeline.op_runner import add_note
 from fe_core.pipeline.runners import TaskRunner, worker_runner
+from fe_core.pipeline.sizing import resolve_num_process, start_method
+from fe_core.pipeline.worker_errors import PipelineWorkerError, death_message, portable_error, rebuild_error
 
-__all__ = ["WorkerPool", "PipelineWorkerError", "resolve_num_process", "start_method", "MIN_WORKER_SAMPLES"]
+__all__ = ["WorkerPool", "PipelineWorkerError", "SEGMENTS"]
 
-MIN_WORKER_SAMPLES = 1024  # epochs with fewer samples run in the trainer (FE_PIPELINE_MIN_WORKER_SAMPLES overrides)
 PREFETCH = 2  # unanswered tasks per worker, at most: one computing, one waiting in its pipe
 WINDOW = 4  # tasks dispatched and not yet yielded, per worker (results wait in a reorder buffer)
 PREFETCH_BYTES = 512 * 1024 * 1024  # the most bytes of results waiting (FE_PIPELINE_PREFETCH_BYTES overrides)
@@ -80,66 +81,6 @@ SEGMENTS = WINDOW + PREFETCH + 2  # reused shared-memory segments per worker (re
 _RESULT_THRESHOLD = 64 * 1024  # results whose arrays total this many bytes go through shared memory
 _TASK_THRESHOLD = 8 * 1024  # task messages stay far below a pipe's buffer, so sending one never blocks
 _POLL = 0.5
-
-
-class PipelineWorkerError(RuntimeError):
-    """An error in a Pipeline worker process that could not be sent back as itself, or a worker that died."""
-
-
-class _RemoteTraceback(Exception):
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def processes_on_this_node() -> int:
-    """How many processes of a data-parallel run share this node: torchrun's LOCAL_WORLD_SIZE, else the TF_CONFIG
-    tasks on this task's host (TensorFlow MultiWorker), else 1."""
-    try:
-        return max(1, int(os.environ["LOCAL_WORLD_SIZE"]))
-    except (KeyError, ValueError):
-        pass
-    try:
-        config = json.loads(os.environ.get("TF_CONFIG") or "{}")
-        cluster, task = config.get("cluster") or {}, config.get("task") or {}
-        host = str(cluster[task["type"]][int(task["index"])]).rsplit(":", 1)[0]
-        return max(1, sum(str(address).rsplit(":", 1)[0] == host for addresses in cluster.values()
-                          for address in addresses))
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
-        return 1
-
-
-def resolve_num_process(num_process: Optional[int]) -> int:
-    """Worker processes for `num_process` as FastEstimator documents it: None -> min(CPUs, max(32, 32 x GPUs)),
-    where CPUs is this process's share of the node in a data-parallel run (the node's CPUs / the processes on it,
-    `processes_on_this_node`), so the ranks' pools never oversubscribe the node."""
-    if num_process is not None:
-        return num_process
-    from fe_core.util.devices import cpu_count, get_num_gpus  # pylint: disable=import-outside-toplevel
-    try:
-        gpus = get_num_gpus()
-    except Exception:  # pylint: disable=broad-except  # no driver answer: count the CPUs only
-        gpus = 0
-    local_processes = processes_on_this_node()
-    gpus = -(-gpus // local_processes)  # the GPUs this process drives
-    return min(max(1, cpu_count() // local_processes), max(32, 32 * gpus))
-
-
-def start_method() -> str:
-    """'fork' on Linux, 'spawn' elsewhere; FE_PIPELINE_START_METHOD overrides."""
-    chosen = os.environ.get("FE_PIPELINE_START_METHOD")
-    if chosen:
-        return chosen
-    return "fork" if sys.platform.startswith("linux") else "spawn"
-
-
-def min_worker_samples() -> int:
-    """Epochs with fewer samples than this run in the trainer (starting processes would cost more than it saves)."""
-    value = os.environ.get("FE_PIPELINE_MIN_WORKER_SAMPLES")
-    return int(value) if value else MIN_WORKER_SAMPLES
 
 
 # -------------------------------------------------------------------------------------------------------- messages
@@ -180,21 +121,11 @@ class _TaskDone:
 
 @dataclass(frozen=True)
 class _Failure:
-    """An exception raised in a worker, portable to the trainer (see `_portable`)."""
+    """An exception raised in a worker, portable to the trainer (see `worker_errors.portable_error`)."""
     info: Tuple[Optional[bytes], str, str, List[str], str, int]
 
 
 # ---------------------------------------------------------------------------------------------------------- worker
-def _portable(error: BaseException) -> Tuple[Optional[bytes], str, str, List[str], str, int]:
-    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-    try:
-        blob: Optional[bytes] = pickle.dumps(error)
-        pickle.loads(blob)
-    except Exception:  # pylint: disable=broad-except
-        blob = None
-    return (blob, type(error).__name__, str(error), list(getattr(error, "__notes__", ())), text, os.getpid())
-
-
 def _exit_on_sigterm(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
@@ -247,7 +178,7 @@ def _worker_main(index: int, planner: Any, tasks: Any, results: Any, parent: int
                                     f"({type(error).__name__}: {error}); every value the per-sample ops produce must "
                                     f"be picklable (or use Pipeline(num_process=0))") from error
             except Exception as error:  # pylint: disable=broad-except
-                encoded = encode(_Failure(_portable(error)), directory, f"{prefix}{index}-e", 0)
+                encoded = encode(_Failure(portable_error(error)), directory, f"{prefix}{index}-e", 0)
             results.send(_TaskDone(message.epoch_id, message.task_id, clock() - began, encoded))
     except (EOFError, OSError):  # the trainer is gone
         return
@@ -466,7 +397,7 @@ class WorkerPool:
 
     def _died(self, worker: _Worker, plan: Any) -> None:
         worker.process.join(timeout=1.0)
-        error = PipelineWorkerError(_death_message(worker.index, worker.process, plan))
+        error = PipelineWorkerError(death_message(worker.index, worker.process, plan))
         self.close()  # the next epoch that wants workers starts a fresh pool
         raise error
 
@@ -483,7 +414,7 @@ class WorkerPool:
             if worker.index in names:
                 self._send(worker, _Release(names[worker.index]), plan)
 
-    def run_epoch(self, spec: EpochSpec, tasks: Iterator[Tuple[int, np.ndarray]], wants_batches: Callable[[], bool],
+    def run_epoch(self, spec: EpochSpec, tasks: Iterator[Tuple[int, np.ndarray]], receiver: Any,
                   limit: int, plan: Any) -> Generator[Tuple[Task, TaskResult], None, None]:
         """Compute `tasks` in the workers (started); yield `(task, result)` in task order. An epoch still open (a
         loader abandoned mid-epoch) is closed first: its tasks go before this epoch's are sent.
@@ -491,18 +422,18 @@ class WorkerPool:
         Args:
             spec: What the workers need to build the epoch's runner.
             tasks: `(stream position, indices)` of each task, endless.
-            wants_batches: Whether the assembler can still use whole batches, read as each task is sent.
+            receiver: The epoch's assembler: its `wants_batches` is read as each task is sent.
             limit: Tasks are prefetched up to this stream position.
             plan: The epoch plan (for messages).
         """
         previous, self.open_epoch = self.open_epoch, None
         if previous is not None:
             previous.close()
-        epoch = self._epoch(spec, tasks, wants_batches, limit, plan)
+        epoch = self._epoch(spec, tasks, receiver, limit, plan)
         self.open_epoch = epoch
         return epoch
 
-    def _epoch(self, spec: EpochSpec, stream: Iterator[Tuple[int, np.ndarray]], wants_batches: Callable[[], bool],
+    def _epoch(self, spec: EpochSpec, stream: Iterator[Tuple[int, np.ndarray]], receiver: Any,
                limit: int, plan: Any) -> Generator[Tuple[Task, TaskResult], None, None]:
         """`run_epoch`'s generator.
 
@@ -535,7 +466,7 @@ class WorkerPool:
             upcoming.append(next(tasks))
             task_id, sent = sent, sent + 1
             self._send_releases(plan)
-            task = Task(start, indices, wants_batches())
+            task = Task(start, indices, receiver.wants_batches)
             payload = encode(task, self.directory, f"{self.prefix}{worker.index}-t{epoch_id}-{task_id}",
                              _TASK_THRESHOLD)
             self._send(worker, _RunTask(epoch_id, task_id, payload), plan)
@@ -547,7 +478,7 @@ class WorkerPool:
             if self.result_bytes != sized:  # a larger result arrived: the byte budget allows fewer tasks ahead
                 sized = self.result_bytes
                 window = self._window(budget)
-            while sent - head < window and (upcoming[0][0] < limit or not wants_batches()):
+            while sent - head < window and (upcoming[0][0] < limit or not receiver.wants_batches):
                 worker = min(workers, key=lambda candidate: candidate.outstanding)
                 if worker.outstanding >= PREFETCH:
                     return
@@ -566,7 +497,7 @@ class WorkerPool:
                 head += 1
                 reply = reader.decode(encoded)
                 if isinstance(reply, _Failure):
-                    raise _rebuild(reply.info, worker.index)
+                    raise rebuild_error(reply.info, worker.index)
                 if any(candidate.outstanding for candidate in workers):
                     self._collect(epoch_id, arrived, plan, timeout=0)  # results already there free their workers
                 fill()
@@ -618,39 +549,6 @@ class WorkerPool:
 def _prefetch_bytes() -> int:
     value = os.environ.get("FE_PIPELINE_PREFETCH_BYTES")
     return int(value) if value else PREFETCH_BYTES
-
-
-def _death_message(index: int, process: Any, plan: Any) -> str:
-    code = process.exitcode
-    if code is not None and code < 0:
-        try:
-            how = f"was killed by {signal.Signals(-code).name}"
-        except ValueError:
-            how = f"was killed by signal {-code}"
-    else:
-        how = f"exited with code {code}"
-    where = f" while preparing batches in {plan.where()}" if plan is not None else ""
-    return (f"Pipeline worker {index} (pid {process.pid}) {how}{where}. The operating system kills processes this way "
-            f"when memory runs out: try a smaller Pipeline num_process or batch size (num_process=0 runs the pipeline "
-            f"in the training process)")
-
-
-def _rebuild(info: Tuple[Optional[bytes], str, str, List[str], str, int], index: int) -> BaseException:
-    blob, name, message, notes, text, pid = info
-    error: Optional[BaseException] = None
-    if blob is not None:
-        try:
-            error = pickle.loads(blob)
-        except Exception:  # pylint: disable=broad-except
-            error = None
-    if error is None:
-        error = PipelineWorkerError(f"{name}: {message}")
-    for note in notes:
-        add_note(error, note)
-    add_note(error, f"raised in Pipeline worker {index} (pid {pid}); set Pipeline(num_process=0) to run the "
-                    f"pipeline in the training process")
-    error.__cause__ = _RemoteTraceback(f"\n\"\"\"\n{text}\"\"\"")
-    return error
 
 
 def _unpicklable(planner: Any) -> Optional[str]:

@@ -177,33 +177,43 @@ class SampleAssembler:
 
     def batches(self, results: Results) -> Iterator[Dict[str, Any]]:
         """The epoch's batches from its `(task, result)` pairs in order."""
+        size, batch_size, one_pass, budget = self.size, self.batch_size, self.steps_per_epoch is None, self.budget
         for task, result in results:
             if isinstance(result, BatchResult):
                 count = result.count
-                ends_epoch = (self.steps_per_epoch is None and self.consumed + count >= self.size
-                              and self.kept + count >= self.size - self.removed_for_good)
-                if self.pending or (count < self.batch_size and not ends_epoch) or (
-                        self.budget is not None and self.budget - self.drawn < count):
+                if self.pending or (count < batch_size and not (
+                        one_pass and self.consumed + count >= size
+                        and self.kept + count >= size - self.removed_for_good)) or (
+                            budget is not None and budget - self.drawn < count):
                     self.wants_batches = False  # out of step with the batches: use its samples
                     result = self.runner().run(Task(task.start, task.indices, want_batch=False))
-            if isinstance(result, BatchResult):
-                done = yield from self._whole(result)
+                    if (yield from self._samples(task, result)):
+                        return
+                    continue
             else:
-                done = yield from self._samples(task, result)
-            if done:
+                if (yield from self._samples(task, result)):
+                    return
+                continue
+            # a whole batch, inline (this runs for every batch of the fast path)
+            self.consumed += count
+            self.kept += count
+            self.missed = 0
+            if count == batch_size or self._one_pass_done():  # a whole batch, or the last one
+                if count < batch_size and self.drop_last:
+                    return
+                batch = result.batch
+                if isinstance(batch, FilteredData):
+                    if (yield from self._settle(batch, count)):
+                        return
+                else:  # `_settle` of a kept batch, inline
+                    self.filtered_batches = 0
+                    forget_cached_normal()
+                    yield batch
+                    self.drawn += count
+                    if budget is not None and self.drawn >= budget:
+                        return
+            if one_pass and self.consumed >= size and self.kept >= size - self.removed_for_good:
                 return
-
-    def _whole(self, result: BatchResult) -> Generator[Dict[str, Any], None, bool]:
-        count = result.count
-        self.consumed += count
-        self.kept += count
-        self.missed = 0
-        if count == self.batch_size or self._one_pass_done():  # a whole batch, or the last one
-            if count < self.batch_size and self.drop_last:
-                return True
-            if (yield from self._settle(result.batch, count)):
-                return True
-        return self._one_pass_done()
 
     def _samples(self, task: Task, result: SampleResult) -> Generator[Dict[str, Any], None, bool]:
         self.wants_batches = False

@@ -1,5 +1,5 @@
 """Executors: where an epoch's tasks run. One decision from the plan (`choose_executor`), then an object whose
-`run(tasks, wants_batches)` yields `(task, result)` pairs in task order:
+`run(tasks, receiver)` yields `(task, result)` pairs in task order:
 
 - `InProcess`: the trainer's own runner, task after task;
 - `Feed`: the same, with a GeneratorDataset's samples drawn ahead in its feed process (`fe_core.pipeline._feed`);
@@ -12,7 +12,7 @@ then the epoch runs in this process.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Tuple
+from typing import Any, Callable, Iterator, Protocol, Tuple
 
 import numpy as np
 
@@ -24,12 +24,19 @@ from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.pipeline.messages import EpochSpec, Task, TaskResult
 from fe_core.pipeline.runners import runner_kind
 from fe_core.pipeline._sample_epoch import check_epoch
-from fe_core.pipeline._workers import min_worker_samples, start_method
+from fe_core.pipeline.sizing import min_worker_samples, start_method
 
 __all__ = ["choose_executor", "batch_vectorised", "InProcess", "Feed", "Pool"]
 
 Pairs = Iterator[Tuple[Task, TaskResult]]
 Tasks = Iterator[Tuple[int, np.ndarray]]
+
+
+class Receiver(Protocol):
+    """Who consumes an executor's results (the epoch's assembler): executors read `wants_batches` as they send each
+    task (False once the assembler is out of step with the tasks and needs their samples)."""
+
+    wants_batches: bool
 
 
 def batch_vectorised(op: Any) -> bool:
@@ -82,11 +89,14 @@ class InProcess:
     def __init__(self, runner: Callable[[], Any]) -> None:
         self.runner = runner
 
-    def run(self, tasks: Tasks, wants_batches: Callable[[], bool]) -> Pairs:
+    def run(self, tasks: Tasks, receiver: Receiver) -> Pairs:
         """`(task, result)` for each task, computed when asked for."""
+        run = None
         for start, indices in tasks:
-            task = Task(start, indices, wants_batches())
-            yield task, self.runner().run(task)
+            task = Task(start, indices, receiver.wants_batches)
+            if run is None:
+                run = self.runner().run  # built on the first task (the feed's sample source already set)
+            yield task, run(task)
 
 
 class Feed(InProcess):
@@ -101,9 +111,9 @@ class Feed(InProcess):
         super().__init__(runner)
         self.feed = feed
 
-    def run(self, tasks: Tasks, wants_batches: Callable[[], bool]) -> Pairs:
+    def run(self, tasks: Tasks, receiver: Receiver) -> Pairs:
         self.runner().getitem = self.feed.next
-        return super().run(tasks, wants_batches)
+        return super().run(tasks, receiver)
 
 
 class Pool:
@@ -119,6 +129,6 @@ class Pool:
     def __init__(self, pool: Any, spec: EpochSpec, plan: EpochPlan, limit: int) -> None:
         self.pool, self.spec, self.plan, self.limit = pool, spec, plan, limit
 
-    def run(self, tasks: Tasks, wants_batches: Callable[[], bool]) -> Pairs:
-        results = self.pool.run_epoch(self.spec, tasks, wants_batches, self.limit, self.plan)
+    def run(self, tasks: Tasks, receiver: Receiver) -> Pairs:
+        results = self.pool.run_epoch(self.spec, tasks, receiver, self.limit, self.plan)
         return check_epoch(results, self.spec.key, self.plan)  # results computed elsewhere carry their epoch

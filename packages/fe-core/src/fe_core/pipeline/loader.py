@@ -166,7 +166,7 @@ class EpochLoader:
         stream = task_stream(self.plan, draws, shard, self.shuffle, self.steps_per_epoch)
         runner = _TrainerRunner(self.plan, draws.key, self.shuffle, shard, self.timer)
         assembler = make_assembler(self.plan, runner, shard, self.steps_per_epoch, stream.count)
-        results = self._executor(draws, shard, stream, runner).run(stream.tasks, lambda: assembler.wants_batches)
+        results = self._executor(draws, shard, stream, runner).run(stream.tasks, assembler)
         try:
             yield from assembler.batches(results)
         finally:
