@@ -192,8 +192,10 @@ def test_per_ds_metrics_over_ranks_equal_one_process():
         assert logs == single
 
 
-def test_eval_losses_are_means_over_samples_not_over_ranks():
-    # rank 0: batches of 3 and 1 samples with mean losses 1.0 and 5.0; rank 1: one batch of 4 with mean 2.0
+def test_eval_losses_over_unmatched_batches_are_means_over_samples_not_over_ranks():
+    # rank 0: batches of 3 and 1 samples with mean losses 1.0 and 5.0; rank 1: one batch of 4 with mean 2.0. Ranks that
+    # ran different numbers of batches (a framework loader iterated as it is) cannot be matched batch by batch: the
+    # logged value is the mean over every sample (issue 45 covers matched batches: the mean of the global batches')
     def work():
         rank = get_communicator().rank
         trace = EvalEssential(monitor_names="ce")

@@ -220,7 +220,8 @@ def test_steps_per_epoch_with_replacement_keeps_every_step_full():
     pipeline = Pipeline(train_data=ids(12), batch_size=4, ops=[RemoveIf(fn=lambda y: y in (1, 6), inputs="y")])
     with pipeline(mode="train", shuffle=False, steps_per_epoch=3) as loader:
         batches = [batch["y"].tolist() for batch in loader]
-    assert batches == [[0, 2, 3, 4], [5, 7, 8, 9], [10, 11, 0, 2]]
+    # as in FastEstimator, the kept [5, 7] of a partial batch wait behind the next full batch [8, 9, 10, 11]
+    assert batches == [[0, 2, 3, 4], [8, 9, 10, 11], [5, 7, 0, 2]]
 
 
 def test_steps_per_epoch_without_replacement_and_drop_last_drops_the_short_batch():
@@ -244,18 +245,22 @@ def test_interleave_filtering_with_replacement_keeps_steps_and_member_batch_size
         batches = [batch["y"].tolist() for batch in loader]
     assert [len(batch) for batch in batches] == [2, 3] * 4
     assert all(1 not in batch and 101 not in batch for batch in batches)
-    assert batches[:2] == [[0, 2], [100, 102, 103]]
+    # as FastEstimator documents, a pattern-worth of steps goes with each filtered sample (a's [0, 1] with b's
+    # [100, 101, 102]); with replacement the steps go on into the next pass
+    assert batches == [[2, 3], [103, 104, 105], [4, 5], [106, 107, 108], [6, 7], [109, 110, 111], [2, 3],
+                       [103, 104, 105]]
 
 
-def test_interleave_filtering_without_replacement_drops_only_that_members_steps():
+def test_interleave_filtering_without_replacement_drops_a_pattern_worth_of_steps():
     from fe_core.dataset import InterleaveDataset
     ds = InterleaveDataset({"a": ids(8), "b": ids(8, 100)}, pattern=["a", "b"])
     pipeline = Pipeline(train_data=ds, ops=[RemoveIf(fn=lambda y: y in (1, 5), replacement=False, inputs="y"),
                                             Batch(batch_size=2)])
     with pipeline(mode="train", shuffle=False) as loader:
         batches = [batch["y"].tolist() for batch in loader]
-    # member a keeps 6 samples: 3 batches of 2; member b its 4 batches; the pattern goes on without a's 4th step
-    assert batches == [[0, 2], [100, 101], [3, 4], [102, 103], [6, 7], [104, 105], [106, 107]]
+    # a's batches [0, 1] and [4, 5] hold filtered samples: each goes with the next step (b's), as FastEstimator
+    # documents ("an entire pattern-worth of data will be dropped"); the dropped steps count in the epoch
+    assert batches == [[2, 3], [102, 103], [6, 7], [106, 107]]
 
 
 def test_interleave_of_batch_datasets_removes_whole_member_batches():
@@ -265,7 +270,7 @@ def test_interleave_of_batch_datasets_removes_whole_member_batches():
                                             Batch(batch_size=2, ds_id="b")])
     with pipeline(mode="train", shuffle=False) as loader:
         batches = [batch["y"].tolist() for batch in loader]
-    assert batches == [[0, 1], [100, 101], [4, 5], [102, 103], [104, 105]]
+    assert batches == [[0, 1], [100, 101], [4, 5], [104, 105]]  # a's [2, 3] goes with b's [102, 103]
 
 
 def test_interleave_of_a_batch_dataset_gives_one_of_its_batches_per_step_whatever_the_batch_size():

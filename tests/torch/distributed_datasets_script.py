@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from fe_core.dataset import BatchDataset, ExtendDataset, InterleaveDataset, NumpyDataset
+from fe_core.dataset import BatchDataset, ExtendDataset, GeneratorDataset, InterleaveDataset, NumpyDataset
 from fe_core.distributed import get_communicator
 from fe_core.pipeline import Pipeline
 from fe_torch import distributed
@@ -26,6 +26,14 @@ def epochs(pipeline, count=2):
     return seen
 
 
+def counting():
+    """The same stream on every process: 0, 1, 2, ..."""
+    count = 0
+    while True:
+        yield {"x": np.array([count], dtype=np.int64)}
+        count += 1
+
+
 def main():
     distributed.setup()
     np.random.seed(100 + get_communicator().rank)  # every process's own stream differs
@@ -36,6 +44,7 @@ def main():
                                                                      probability=[0.5, 0.5]))),
         "interleave": epochs(Pipeline(train_data=InterleaveDataset([ids(0, 8), ids(100, 12)], pattern=[0, 1]),
                                       batch_size=4)),
+        "generator": epochs(Pipeline(train_data=GeneratorDataset(counting(), samples_per_epoch=8), batch_size=4)),
     }
     with open(os.path.join(os.environ["FE_T_OUT"], f"rank{get_communicator().rank}.json"), "w") as file:
         json.dump(result, file)

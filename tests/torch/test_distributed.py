@@ -152,6 +152,11 @@ def test_special_datasets_are_split_from_one_shared_order(tmp_path):
         # InterleaveDataset: 2 repetitions of [0, 1]: all 8 of the first dataset, 8 distinct of the second
         got = union("interleave", epoch)
         assert [i for i in got if i < 100] == list(range(8)) and len(set(i for i in got if i >= 100)) == 8
+    # GeneratorDataset: the ranks' generators give the same stream; it is split by rank (one line says so), not
+    # repeated: 8 different samples per epoch, new ones in epoch 2
+    generated = [union("generator", epoch) for epoch in ("1", "2")]
+    assert len(set(generated[0])) == len(set(generated[1])) == 8 and not set(generated[0]) & set(generated[1])
+    assert output.count("a GeneratorDataset in a run of 2 processes is split by rank") == 1
 
 
 def test_a_single_process_checkpoint_is_refused_by_two_processes(tmp_path):

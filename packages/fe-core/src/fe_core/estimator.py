@@ -23,6 +23,7 @@ from fe_core.framework.public import PUBLIC_DEVICE
 from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.progress_bar import ProgressBar
 from fe_core.trace.abort import abort_run
+from fe_core.distributed.failure import peer_failure, record_failure, report_failure
 from fe_core.termination import SIGTERM_EXIT_CODE, Terminated, sigterm_as_interrupt
 from fe_core.export import fe_export
 from fe_core.misuse import check_ds_ids_exist
@@ -409,12 +410,28 @@ class Estimator:
         except EarlyStop:
             pass
         except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM (Terminated) during the run
+            # data-parallel: a launcher terminates the survivors when one process fails; say which, and why
+            record_failure(interrupt)  # stopped on purpose, not dead
+            peer = peer_failure(interrupt, terminated=True) if isinstance(interrupt, Terminated) else None
+            if peer is not None:
+                abort_run(all_traces, self.system, "failed", peer)
+                raise peer from None
             abort_run(all_traces, self.system, "interrupted")
             # one short traceback (this frame up to the user's call), not the one through the framework's internals
             kind = Terminated if isinstance(interrupt, Terminated) else KeyboardInterrupt
             raise kind(f"fe: interrupted at step {self.system.global_step}") from None
         except BaseException as error:
-            abort_run(all_traces, self.system, "failed", error)
+            # data-parallel: recorded where the logging process reads it; a broken connection to a process that
+            # failed is reported as that process's failure
+            def report(reported: BaseException) -> None:
+                abort_run(all_traces, self.system, "failed", reported)
+
+            try:
+                peer = report_failure(error, report)
+            except Terminated:  # the launcher's SIGTERM, on its way before the failure was handled: report that
+                peer = report_failure(error, report)
+            if peer is not None:
+                raise peer from None
             raise
         # Only a run that ended (or stopped early) ends its traces: no Finish line, final save or report for a failure
         self._run_hook(all_traces, "on_end", Data(), check_stop=False)

@@ -24,16 +24,18 @@ from __future__ import annotations
 import atexit
 import datetime
 import os
+import socket
 import sys
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import torch
 import torch.distributed as dist
 from fe_core.distributed.communicator import Communicator, launcher_env, set_communicator
+from fe_core.distributed.failure import pid_alive, record_failure
 
 __all__ = ["TorchCommunicator", "setup", "teardown", "communicator", "wrap_model", "unwrap_model", "device",
-           "average_gradients"]
+           "average_gradients", "group_backend"]
 
 _OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
 
@@ -74,6 +76,68 @@ class TorchCommunicator(Communicator):
         else:
             dist.barrier()
 
+    # failures: one key per rank in the process group's store (under torchrun its agent holds it, so it outlives the
+    # workers), read by rank 0 when its collective breaks (see fe_core.distributed.failure)
+    def record_failure(self, text: str) -> None:
+        _store().set(f"{_FAILURE_KEY}{self.rank}", text)
+
+    def failure_reports(self) -> Dict[int, str]:
+        store = _store(quick=True)
+        keys = {rank: f"{_FAILURE_KEY}{rank}" for rank in range(self.world_size)}
+        return {rank: store.get(key).decode("utf-8", "replace") for rank, key in keys.items() if store.check([key])}
+
+    def lost_ranks(self) -> List[int]:
+        """The ranks on this machine whose process is gone (each rank wrote its host and pid at set-up)."""
+        store, host, lost = _store(quick=True), socket.gethostname(), []
+        for rank in range(self.world_size):
+            key = f"{_PROCESS_KEY}{rank}"
+            if rank == self.rank or not store.check([key]):
+                continue
+            where, _, pid = store.get(key).decode("utf-8", "replace").rpartition(" ")
+            if where == host and pid.isdigit() and not pid_alive(int(pid)):
+                lost.append(rank)
+        return lost
+
+    def is_connection_loss(self, error: BaseException) -> bool:
+        seen = set()
+        current: Optional[BaseException] = error
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            if isinstance(current, getattr(dist, "DistNetworkError", ())):
+                return True
+            current = current.__cause__ or current.__context__
+        return super().is_connection_loss(error)
+
+
+_FAILURE_KEY = "fe/failed/"
+_PROCESS_KEY = "fe/process/"
+
+
+def _store(quick: bool = False) -> Any:
+    """The default process group's store (c10d's; the launcher's TCPStore under torchrun). `quick`: reading it while
+    the run is failing, when the store's host may be gone too - wait seconds for it, not the run's timeout."""
+    store = dist.distributed_c10d._get_default_store()  # pylint: disable=protected-access
+    if quick:
+        store.set_timeout(datetime.timedelta(seconds=10))
+    return store
+
+
+def _announce(rank: int) -> None:
+    """Write this process's host and pid into the store (so rank 0 can tell a killed peer from a slow one), and
+    record an unhandled exception of the script, raised outside a run, before the process exits."""
+    try:
+        _store().set(f"{_PROCESS_KEY}{rank}", f"{socket.gethostname()} {os.getpid()}")
+    except Exception:  # pylint: disable=broad-except  # a store without set: failures are then reported generically
+        return
+    previous = sys.excepthook
+
+    def excepthook(kind: Any, value: BaseException, traceback: Any) -> None:
+        if _communicator is not None and isinstance(value, Exception):
+            record_failure(value, _communicator)
+        previous(kind, value, traceback)
+
+    sys.excepthook = excepthook
+
 
 _communicator: Optional[TorchCommunicator] = None
 _owns_group = False
@@ -84,8 +148,21 @@ def communicator() -> Optional[TorchCommunicator]:
     return _communicator
 
 
-def setup() -> Optional[TorchCommunicator]:
+def group_backend(use_cuda: bool, cpu_offload: bool = False) -> str:
+    """The process group's backend: gloo on CPUs, NCCL on GPUs, and both ("cpu:gloo,cuda:nccl") when a sharded
+    model keeps its slices in host memory (FSDP(cpu_offload=True)): gradient clipping and the loss scaler then
+    all-reduce CPU tensors, which NCCL cannot."""
+    if not use_cuda:
+        return "gloo"
+    return "cpu:gloo,cuda:nccl" if cpu_offload else "nccl"
+
+
+def setup(cpu_offload: bool = False) -> Optional[TorchCommunicator]:
     """Join the launcher's process group (once per process) and install fe-core's communicator on it.
+
+    Args:
+        cpu_offload: A sharded model will keep its slices in host memory: on GPUs, the group gets gloo for CPU
+            tensors beside NCCL (`group_backend`). Asked for after the group exists over NCCL alone, it is refused.
 
     Returns:
         The communicator, or None when no launcher started this process (or it started one process).
@@ -95,6 +172,12 @@ def setup() -> Optional[TorchCommunicator]:
     """
     global _communicator, _owns_group  # pylint: disable=global-statement
     if _communicator is not None:
+        if cpu_offload and _communicator.device.type == "cuda" and "gloo" not in str(dist.get_backend()).lower():
+            from fe_core.config_error import ConfigurationError  # pylint: disable=import-outside-toplevel
+            raise ConfigurationError("build(sharding=FSDP(cpu_offload=True)) needs a process group with gloo beside "
+                                     "NCCL (\"cpu:gloo,cuda:nccl\"), but the group was already started with NCCL "
+                                     "alone: build the offloaded model first, or init_process_group(backend="
+                                     "\"cpu:gloo,cuda:nccl\") yourself")
         return _communicator
     env = launcher_env()
     if env is None and not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1):
@@ -112,12 +195,13 @@ def setup() -> Optional[TorchCommunicator]:
         device = torch.device("cpu")
     if not dist.is_initialized():
         timeout = datetime.timedelta(seconds=float(os.environ.get("FE_DIST_TIMEOUT", "1800")))
-        dist.init_process_group(backend="nccl" if use_cuda else "gloo", init_method="env://",
+        dist.init_process_group(backend=group_backend(use_cuda, cpu_offload), init_method="env://",
                                 world_size=env["world_size"], rank=env["rank"], timeout=timeout)
         _owns_group = True
         atexit.register(teardown)
     _communicator = TorchCommunicator(dist.get_world_size(), dist.get_rank(), local_rank, device)
     set_communicator(_communicator)
+    _announce(_communicator.rank)
     return _communicator
 
 
@@ -142,7 +226,7 @@ def _last_barrier() -> None:
     the script is exiting on an unhandled exception (a peer may be blocked in a collective it will never finish) and
     on NCCL (whose barrier has no timeout of its own).
     """
-    if hasattr(sys, "last_value") or dist.get_backend() != "gloo":
+    if hasattr(sys, "last_value") or str(dist.get_backend()).lower() != "gloo":
         return
     try:
         dist.monitored_barrier(timeout=datetime.timedelta(seconds=float(os.environ.get("FE_DIST_EXIT_TIMEOUT", "60"))))

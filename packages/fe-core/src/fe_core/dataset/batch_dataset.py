@@ -15,7 +15,28 @@ __all__ = ["BatchDataset"]
 
 def _keys_of(dataset: Any) -> List[str]:
     keys = getattr(dataset, "keys", None)
-    return list(keys()) if callable(keys) else list(dataset[0])
+    if callable(keys):
+        return list(keys())
+    first = dataset[0]
+    return list(first[0] if isinstance(first, list) else first)  # a dataset whose items are lists of samples
+
+
+def _item_size(dataset: Any) -> int:
+    """Samples per item: a dataset whose items are lists of samples gives that many (FastEstimator flattens them)."""
+    first = dataset[0]
+    return len(first) if isinstance(first, list) else 1
+
+
+def _samples(dataset: Any, indices: Iterable[int]) -> List[Dict[str, Any]]:
+    """The samples of `dataset`'s items at `indices`, an item that is a list of samples giving each of them."""
+    samples: List[Dict[str, Any]] = []
+    for index in indices:
+        item = dataset[index]
+        if isinstance(item, list):
+            samples.extend(dict(sample) for sample in item)
+        else:
+            samples.append(dict(item))
+    return samples
 
 
 def _index_stream(size: int, count: int, shuffle: bool, rng: Any) -> np.ndarray:
@@ -84,13 +105,15 @@ class BatchDataset(NestedDatasetStateMixin, FEDataset):
             if min(self.num_samples) < 1:
                 raise DatasetArgumentError(f"BatchDataset num_samples must be positive, got {self.num_samples}")
         key_sets = [set(_keys_of(dataset)) for dataset in self.datasets]
+        self._item_sizes = [_item_size(dataset) for dataset in self.datasets]
         self.same_feature = all(keys == key_sets[0] for keys in key_sets)
         if not self.same_feature:
             union = set().union(*key_sets)
             if sum(len(keys) for keys in key_sets) != len(union):
                 raise DatasetArgumentError(f"BatchDataset datasets must have either the same keys or no common keys, "
                                            f"got {[sorted(keys) for keys in key_sets]}")
-            if self.probability is not None or len(set(self.num_samples)) != 1:
+            per_item = [count * size for size, count in zip(self._item_sizes, self.num_samples)]
+            if self.probability is not None or len(set(per_item)) != 1:
                 raise DatasetArgumentError("BatchDataset over datasets with different keys needs the same num_samples "
                                            "for each and no probability (samples are merged pairwise)")
         self._keys = sorted(set().union(*key_sets)) if not self.same_feature else list(_keys_of(self.datasets[0]))
@@ -128,8 +151,9 @@ class BatchDataset(NestedDatasetStateMixin, FEDataset):
             streams = [_index_stream(len(dataset), batches * count, shuffle, rng).reshape(batches, count)
                        for dataset, count in zip(self.datasets, self.num_samples)]  # type: ignore[arg-type]
             self.index_maps = [[stream[batch] for stream in streams] for batch in range(batches)]
-            self._orders = [rng.permutation(sum(self.num_samples) if self.same_feature  # type: ignore[arg-type]
-                                            else self.num_samples[0]) for _ in range(batches)] if shuffle else []
+            per_item = [count * size for count, size in zip(self.num_samples, self._item_sizes)]  # type: ignore
+            self._orders = [rng.permutation(sum(per_item) if self.same_feature else per_item[0])
+                            for _ in range(batches)] if shuffle else []
             return
         choices = rng.choice(len(self.datasets), size=(batches, int(self.num_samples)),  # type: ignore[arg-type]
                              p=self.probability)
@@ -164,16 +188,19 @@ class BatchDataset(NestedDatasetStateMixin, FEDataset):
             raise IndexError(f"BatchDataset batch {batch_idx} out of range ({len(self)} batches)")
         per_dataset = self.fe_batch_indices(batch_idx)
         if self.same_feature:
-            samples = [dict(dataset[index]) for dataset, indices in zip(self.datasets, per_dataset) for index in indices]
+            samples = [sample for dataset, indices in zip(self.datasets, per_dataset)
+                       for sample in _samples(dataset, indices)]
         else:
+            parts = [_samples(dataset, indices) for dataset, indices in zip(self.datasets, per_dataset)]
             samples = []
-            for position in range(len(per_dataset[0])):
+            for position in range(len(parts[0])):
                 merged: Dict[str, Any] = {}
-                for dataset, indices in zip(self.datasets, per_dataset):
-                    merged.update(dataset[indices[position]])
+                for part in parts:
+                    merged.update(part[position])
                 samples.append(merged)
-        if self._orders:
-            samples = [samples[position] for position in self._orders[batch_idx % len(self._orders)]]
+        order = self._orders[batch_idx % len(self._orders)] if self._orders else None
+        if order is not None and len(order) == len(samples):
+            samples = [samples[position] for position in order]
         return samples
 
     def keys(self) -> List[str]:

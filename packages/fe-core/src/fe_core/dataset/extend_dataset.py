@@ -20,6 +20,10 @@ class ExtendDataset(NestedDatasetStateMixin):
     passes over the original dataset (shuffled when the epoch shuffles), cut at `spoof_length`, so a shorter epoch
     sees different samples each time and a longer one repeats every sample before any repeats twice.
 
+    Samples a filter removes with replacement are replaced, as in FastEstimator, by the samples that come next in those
+    passes (the rest of the data, then the next pass): items past `spoof_length` (`ds[spoof_length + k]`) continue
+    the epoch's passes, and the Pipeline reads them (`fe_continuous_stream`) instead of starting the epoch over.
+
     Args:
         dataset: The Original dataset(s) which need expansion or contraction.
         spoof_length: Length to which original dataset must be expanded or contracted to. (New desired length)
@@ -49,6 +53,8 @@ class ExtendDataset(NestedDatasetStateMixin):
         self.fe_batched = bool(getattr(dataset, "fe_batched", False))  # items of a BatchDataset are whole batches
         self.spoof_length = spoof_length
         self.index_map = np.arange(spoof_length) % len(dataset)
+        self.pass_orders: List[np.ndarray] = []  # this epoch's passes over the dataset (index_map is their start)
+        self.pass_seed, self.pass_shuffle = 0, False  # how passes after those are drawn
         if callable(getattr(dataset, "get_batch", None)):
             self.get_batch = self._get_batch
 
@@ -59,14 +65,41 @@ class ExtendDataset(NestedDatasetStateMixin):
     def __len__(self) -> int:
         return self.spoof_length
 
+    fe_continuous_stream = True  # items past len() continue the epoch's passes (replacements for filtered samples)
+
+    def _pass(self, number: int) -> np.ndarray:
+        if number < len(self.pass_orders):
+            return self.pass_orders[number]
+        size = len(self.dataset)
+        if not self.pass_shuffle:
+            return np.arange(size)
+        return np.random.default_rng([self.pass_seed, number]).permutation(size)
+
+    def _source_indices(self, indices: np.ndarray) -> np.ndarray:
+        """The wrapped dataset's indices of items `indices` (past `spoof_length`: the passes go on)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if indices.size == 0 or int(indices.max()) < self.spoof_length:
+            return self.index_map[indices]
+        numbers, offsets = np.divmod(indices, len(self.dataset))
+        result = np.empty_like(indices)
+        for number in np.unique(numbers).tolist():
+            chosen = numbers == number
+            result[chosen] = self._pass(number)[offsets[chosen]]
+        return result
+
     def __getitem__(self, index: Union[int, str]) -> Any:
         if isinstance(index, str):
             return self.dataset[index]
-        return self.dataset[int(self.index_map[index])]
+        if 0 <= index < self.spoof_length:
+            return self.dataset[int(self.index_map[index])]
+        if index < 0:
+            return self.dataset[int(self.index_map[index])]
+        number, offset = divmod(int(index), len(self.dataset))
+        return self.dataset[int(self._pass(number)[offset])]
 
     def _get_batch(self, indices: Union[Sequence[int], np.ndarray], keys: Optional[Iterable[str]] = None
                    ) -> Dict[str, Any]:
-        return self.dataset.get_batch(self.index_map[np.asarray(indices)], keys=keys)
+        return self.dataset.get_batch(self._source_indices(np.asarray(indices)), keys=keys)
 
     def keys(self) -> List[str]:
         keys = getattr(self.dataset, "keys", None)
@@ -84,6 +117,8 @@ class ExtendDataset(NestedDatasetStateMixin):
         passes = -(-self.spoof_length // size)
         parts = [rng.permutation(size) if shuffle else np.arange(size) for _ in range(passes)]
         self.index_map = np.concatenate(parts)[:self.spoof_length]
+        self.pass_orders = parts
+        self.pass_seed, self.pass_shuffle = (int(seed) if seed is not None else 0), bool(shuffle)
         if hasattr(self.dataset, "fe_reset_ds"):
             self.dataset.fe_reset_ds(shuffle, seed=seed)
 

@@ -6,6 +6,7 @@ from typing import Any, Dict, Generator, List, Optional
 import numpy as np
 
 from fe_core.dataset.dataset import DatasetArgumentError, DatasetSummary, FEDataset, _summarize_values
+from fe_core.distributed.communicator import get_communicator
 from fe_core.export import fe_export
 
 __all__ = ["GeneratorDataset"]
@@ -17,6 +18,10 @@ class GeneratorDataset(FEDataset):
 
     Every `dataset[i]` returns the generator's next sample (the index is ignored). For runs that repeat exactly and
     resume mid-epoch, let the generator draw its randomness from numpy's global random state (np.random.*).
+
+    In a data-parallel run of N processes the generator's stream is split by rank rather than repeated on every
+    rank: each draw takes N samples of the process's generator and keeps the rank-th (so ranks running the same
+    generator train on different samples); rank 0 prints one line saying so.
 
     Args:
         generator: The generator (an iterator of sample dicts) to draw samples from; a generator function is called
@@ -49,6 +54,7 @@ class GeneratorDataset(FEDataset):
         self.generator = generator
         self.samples_per_epoch = samples_per_epoch
         self._keys: Optional[List[str]] = None
+        self._split_noted = False
 
     def __len__(self) -> int:
         return self.samples_per_epoch
@@ -62,7 +68,18 @@ class GeneratorDataset(FEDataset):
         """
         if not -self.samples_per_epoch <= index < self.samples_per_epoch:
             raise IndexError(f"GeneratorDataset index {index} out of range ({self.samples_per_epoch} samples)")
+        communicator = get_communicator()
+        world, rank = communicator.world_size, communicator.rank
+        if world > 1:
+            if not self._split_noted and rank == 0:
+                print(f"FastEstimator-Warn: a GeneratorDataset in a run of {world} processes is split by rank: each "
+                      f"process keeps every {world}th sample of its generator (sample k * {world} + rank)")
+            self._split_noted = True
+            for _ in range(rank):
+                next(self.generator)
         sample = next(self.generator)
+        for _ in range(world - rank - 1):
+            next(self.generator)
         if self._keys is None and isinstance(sample, dict):
             self._keys = list(sample)
         return sample

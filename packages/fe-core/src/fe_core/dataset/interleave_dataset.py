@@ -135,6 +135,11 @@ class InterleaveDataset(NestedDatasetStateMixin, FEDataset):
         """The ds_id each dataset's ops are chosen with: its name, or the Pipeline's `ds_id` for a list."""
         return list(self.names) if self.names is not None else [ds_id] * len(self.datasets)
 
+    def op_ds_ids(self, ds_id: str) -> List[List[str]]:
+        """The ds_ids each dataset's ops are chosen by, as FastEstimator chooses them: an op runs on a named dataset
+        when it runs on that name or on the Pipeline's `ds_id` of this InterleaveDataset (both, when both apply)."""
+        return [[ds_id, name] if ds_id and name != ds_id else [name] for name in self.sub_ds_ids(ds_id)]
+
     def _step_sizes(self) -> List[int]:
         """Items each dataset gives per step: its batch size, or 1 for a dataset whose items are whole batches
         (BatchDataset), which the Pipeline never re-batches."""

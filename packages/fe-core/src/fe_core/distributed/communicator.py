@@ -25,6 +25,10 @@ __all__ = ["Communicator", "LocalCommunicator", "get_communicator", "set_communi
            "launcher_env", "REDUCE_OPS"]
 
 REDUCE_OPS = ("sum", "max", "min")
+#: What the collective libraries say when a peer process is gone (gloo, NCCL, gRPC).
+CONNECTION_LOSS_MARKERS = ("Connection closed by peer", "Connection reset by peer", "Broken pipe",
+                           "caused by a remote worker", "Socket closed", "failed to connect to all addresses",
+                           "NCCL communicator was aborted", "remote process exited or there was a network error")
 
 
 class Communicator:
@@ -71,6 +75,32 @@ class Communicator:
     def barrier(self) -> None:
         """Wait until every rank reaches this point."""
         raise NotImplementedError(f"{type(self).__name__} must implement barrier")
+
+    # ------------------------------------------------------------------ failures (see fe_core.distributed.failure)
+    def record_failure(self, text: str) -> None:
+        """Leave `text` (why this process fails) where the other processes can read it; by default nowhere."""
+        return None
+
+    def failure_reports(self) -> Dict[int, str]:
+        """{rank: text} of the processes that recorded a failure (never waits for one)."""
+        return {}
+
+    def lost_ranks(self) -> List[int]:
+        """The ranks whose process is known to be gone (killed, crashed) without recording a failure."""
+        return []
+
+    def is_connection_loss(self, error: BaseException) -> bool:
+        """Whether `error` (or an error it was raised from) is this process losing its connection to the others,
+        i.e. a consequence of another process's failure rather than a failure of its own."""
+        seen = set()
+        current: Optional[BaseException] = error
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            if isinstance(current, (ConnectionError, BrokenPipeError)) or any(
+                    marker in str(current) for marker in CONNECTION_LOSS_MARKERS):
+                return True
+            current = current.__cause__ or current.__context__
+        return False
 
     # ------------------------------------------------------------------ built on the primitives
     def all_reduce(self, array: Any, op: str = "sum") -> np.ndarray:

@@ -13,11 +13,12 @@ Example:
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
 from fe_core.distributed.communicator import Communicator, set_communicator
+from fe_core.distributed.failure import PeerFailure
 
 __all__ = ["ThreadGroup", "ThreadCommunicator"]
 
@@ -26,6 +27,7 @@ class _Exchange:
     def __init__(self, world_size: int, timeout: float) -> None:
         self.barrier = threading.Barrier(world_size, timeout=timeout)
         self.slots: List[Any] = [None] * world_size
+        self.failures: Dict[int, str] = {}  # what `record_failure` left, by rank
 
 
 class ThreadCommunicator(Communicator):
@@ -54,6 +56,16 @@ class ThreadCommunicator(Communicator):
 
     def barrier(self) -> None:
         self._exchange.barrier.wait()
+
+    def record_failure(self, text: str) -> None:
+        self._exchange.failures[self.rank] = text
+
+    def failure_reports(self) -> Dict[int, str]:
+        return dict(self._exchange.failures)
+
+    def is_connection_loss(self, error: BaseException) -> bool:
+        """A broken barrier is how a thread rank sees another rank fail."""
+        return isinstance(error, threading.BrokenBarrierError) or super().is_connection_loss(error)
 
 
 class ThreadGroup:
@@ -97,8 +109,10 @@ class ThreadGroup:
         stuck = [rank for rank, thread in enumerate(threads) if thread.is_alive()]
         if stuck:
             raise TimeoutError(f"ThreadGroup: ranks {stuck} did not finish within {self.timeout * 4} s")
+        # the rank that failed first, not those that saw it fail (a broken barrier, or a PeerFailure reporting it)
         for error in errors:
-            if error is not None and not isinstance(error, threading.BrokenBarrierError):
+            if error is not None and not isinstance(error, threading.BrokenBarrierError) \
+                    and not isinstance(error, PeerFailure):
                 raise error
         for error in errors:
             if error is not None:

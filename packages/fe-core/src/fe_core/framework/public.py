@@ -75,7 +75,7 @@ def _is_numeric_array(value: Any) -> bool:
     return isinstance(value, np.ndarray) and value.dtype.kind in _NUMERIC_KINDS
 
 
-def to_public(data: Any, backend: Optional[Backend]) -> Any:
+def to_public(data: Any, backend: Optional[Backend], string_lists: bool = False) -> Any:
     """Convert the numeric numpy arrays and numpy scalars in (nested dicts, lists, tuples of) `data` to `backend`'s
     tensors on the host. Strings, object arrays, python values and tensors are left as they are. With no backend,
     `data` is returned unchanged. Arrays that are views of other memory are copied first, so the tensors never share
@@ -84,16 +84,20 @@ def to_public(data: Any, backend: Optional[Backend]) -> Any:
     Args:
         data: A batch (dict) or a nested collection of values.
         backend: The backend whose tensors to make (None: keep numpy).
+        string_lists: Also turn numpy arrays of strings into (nested) lists of str, as FastEstimator's loader
+            collates a string column (only where a backend converts).
 
     Returns:
         The same structure (a dict subclass becomes a plain dict) holding tensors.
     """
     if backend is None:
         return data
-    return _convert(data, lambda value: backend.to_tensor(value, PUBLIC_DEVICE))
+    return _convert(data, lambda value: backend.to_tensor(value, PUBLIC_DEVICE), string_lists)
 
 
-def _convert(data: Any, convert: Callable[[Any], Any]) -> Any:
+def _convert(data: Any, convert: Callable[[Any], Any], string_lists: bool = False) -> Any:
+    if string_lists and isinstance(data, np.ndarray) and data.dtype.kind in "US":
+        return data.tolist()
     if _is_numeric_array(data):
         if not data.flags.writeable or not data.flags.owndata:
             data = data.copy()  # a view may be a dataset's own memory: a user's in-place edit must not reach it
@@ -101,11 +105,11 @@ def _convert(data: Any, convert: Callable[[Any], Any]) -> Any:
     if isinstance(data, np.generic) and np.asarray(data).dtype.kind in _NUMERIC_KINDS:
         return convert(np.asarray(data))
     if isinstance(data, dict):
-        return {key: _convert(value, convert) for key, value in data.items()}
+        return {key: _convert(value, convert, string_lists) for key, value in data.items()}
     if isinstance(data, list):
-        return [_convert(value, convert) for value in data]
+        return [_convert(value, convert, string_lists) for value in data]
     if isinstance(data, tuple) and not hasattr(data, "_fields"):
-        return tuple(_convert(value, convert) for value in data)
+        return tuple(_convert(value, convert, string_lists) for value in data)
     return data
 
 

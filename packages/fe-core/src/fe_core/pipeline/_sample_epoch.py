@@ -156,16 +156,22 @@ class TaskStream:
         key: The epoch's random key.
         task_size: Positions per task.
         one_pass: Cut the task that reaches the end of the first pass there.
+        continuous: Positions past the first pass are the dataset's own indices past its length (a dataset whose
+            items go on, `fe_continuous_stream`: ExtendDataset), not another pass.
     """
 
     def __init__(self, size: int, first_order: Optional[np.ndarray], shuffle: bool, key: int, task_size: int,
-                 one_pass: bool) -> None:
+                 one_pass: bool, continuous: bool = False) -> None:
         self.size, self.shuffle, self.key, self.task_size, self.one_pass = size, shuffle, key, task_size, one_pass
+        self.continuous = continuous
         self.orders = {0: first_order if first_order is not None else np.arange(size)}
 
     def _order(self, lap: int) -> np.ndarray:
         order = self.orders.get(lap)
-        if order is None:
+        if order is None and self.continuous:
+            order = np.arange(lap * self.size, (lap + 1) * self.size)
+            self.orders = {lap: order}
+        elif order is None:
             order = (np.random.default_rng([self.key, lap]).permutation(self.size) if self.shuffle
                      else np.arange(self.size))
             self.orders = {lap: order}  # passes are visited in order: keep one
@@ -234,7 +240,8 @@ def task_stream(plan: Any, draws: EpochDraws, shard: Shard, shuffle: bool, steps
         return EpochTasks(((position, np.array([position % size])) for position in itertools.count()), limit, limit)
     if shard.whole:
         task_size = plan.batch_size or UNBATCHED_TASK
-        stream = TaskStream(size, draws.first_order, shuffle, draws.key, task_size, one_pass=steps_per_epoch is None)
+        stream = TaskStream(size, draws.first_order, shuffle, draws.key, task_size, one_pass=steps_per_epoch is None,
+                            continuous=getattr(plan.dataset, "fe_continuous_stream", False))
         limit = size if steps_per_epoch is None else steps_per_epoch * task_size
         return EpochTasks(iter(stream), limit, None)
     batch_size = plan.batch_size or shard.world

@@ -9,6 +9,8 @@ One assembler per epoch, chosen from the plan (`make_assembler`):
   boundaries it asks for samples instead of batches (`wants_batches`, read by the executor as it sends each task).
 - `ItemAssembler` (a dataset of whole batches): one batch per item; a batch removed with replacement is replaced by
   the next item.
+- `FixedAssembler` (an InterleaveDataset's member in one process): one pass of fixed batches, a batch per task, a
+  filtered one handed on as its `FilteredData` (the interleaving drops steps for it).
 - `RankAssembler` (a data-parallel run): one batch per task (this process's part of a global batch); a part may
   shrink, an empty part or a batch op filtering a part is an error (the other processes would wait forever).
 """
@@ -17,10 +19,12 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Generator, Iterator, List, Optional, Tuple
 
 from fe_core.op.numpyop.remove_if import FilteredData
+from fe_core.warning_lines import fe_warn
 from fe_core.pipeline.messages import BatchResult, SampleResult, Shard, Task, TaskResult
 from fe_core.pipeline._sample_epoch import KEPT, REMOVED, forget_cached_normal
 
-__all__ = ["SampleAssembler", "ItemAssembler", "RankAssembler", "make_assembler", "filter_patience"]
+__all__ = ["SampleAssembler", "ItemAssembler", "RankAssembler", "FixedAssembler", "make_assembler", "filter_patience",
+           "still_drawing"]
 
 Results = Iterator[Tuple[Task, TaskResult]]
 
@@ -31,6 +35,14 @@ def filter_patience(size: int) -> int:
     BatchDataset passes) must get them; only a filter that rejects 20 passes over the data, and at least 1000 draws,
     in a row is taken to reject everything (an error rather than an endless loop)."""
     return max(20 * size, 1000)
+
+
+def still_drawing(plan: Any, count: int) -> None:
+    """Warn (once per run of rejections) that whole batches keep being filtered out with replacement: FastEstimator
+    keeps drawing replacements for them (a filter on whole batches may pass rarely: a new pairing of a BatchDataset, a
+    random filter), so the epoch goes on rather than failing."""
+    fe_warn(f"The Pipeline filtered out {count} batches in a row in {plan.where()} (RemoveIf or an op returning "
+            f"FilteredData with replacement); still drawing replacements, as FastEstimator does")
 
 
 def _too_many(plan: Any, what: str, count: int) -> ValueError:
@@ -98,8 +110,8 @@ class ItemAssembler:
             if isinstance(batch, FilteredData):
                 if batch.replacement:
                     self.skipped += 1
-                    if self.skipped > filter_patience(self.size):
-                        raise _too_many(self.plan, "batches", self.skipped)
+                    if self.skipped == filter_patience(self.size) + 1:
+                        still_drawing(self.plan, self.skipped)
                     continue
                 self.counted += 1
             else:
@@ -160,8 +172,9 @@ class SampleAssembler:
                 return self.budget is not None and self.drawn >= self.budget
             self.kept -= count  # drawn again
             self.filtered_batches += 1
-            if self.filtered_batches * self.batch_size > filter_patience(self.size) + self.batch_size:
-                raise _too_many(self.plan, "batches", self.filtered_batches)
+            if self.filtered_batches * self.batch_size > filter_patience(self.size) >= \
+                    (self.filtered_batches - 1) * self.batch_size:
+                still_drawing(self.plan, self.filtered_batches)
             return False
         self.filtered_batches = 0
         forget_cached_normal()
@@ -175,10 +188,39 @@ class SampleAssembler:
         self.pending, self.pending_indices = [], []
         return batch, count
 
+    def _defers_pending(self, count: int) -> bool:
+        """FastEstimator's order: a full batch drawn while kept samples of a partial one wait goes first (the partial
+        batch waits behind it) unless the epoch's end is near, where they are combined."""
+        if not self.pending or count != self.batch_size:
+            return False
+        waiting = len(self.pending)
+        if self.budget is not None:
+            return self.drawn + self.batch_size + waiting < self.budget
+        target = self.size - self.size % self.batch_size if self.drop_last else self.size
+        return self.drawn + self.removed_for_good + self.batch_size + waiting < target
+
+    def _full_batch_first(self, task: Task, result: TaskResult) -> Optional[Tuple[Any, int]]:
+        """The task's full batch and its size when it goes before the pending samples (`_defers_pending`), else None."""
+        if isinstance(result, BatchResult):
+            return (result.batch, result.count) if self._defers_pending(result.count) else None
+        count = len(result.outcomes)
+        if len(result.samples) != count or not self._defers_pending(count):
+            return None
+        return self.runner().finish(result.samples, result.indices, task.start), count
+
     def batches(self, results: Results) -> Iterator[Dict[str, Any]]:
         """The epoch's batches from its `(task, result)` pairs in order."""
         size, batch_size, one_pass, budget = self.size, self.batch_size, self.steps_per_epoch is None, self.budget
         for task, result in results:
+            if self.pending:
+                first = self._full_batch_first(task, result)
+                if first is not None:
+                    self.consumed += first[1]
+                    self.kept += first[1]
+                    self.missed = 0
+                    if (yield from self._settle(*first)):
+                        return
+                    continue
             if isinstance(result, BatchResult):
                 count = result.count
                 if self.pending or (count < batch_size and not (
@@ -258,13 +300,52 @@ class SampleAssembler:
         return False
 
 
+class FixedAssembler:
+    """One pass of fixed batches, a batch per task (an InterleaveDataset's member: FastEstimator's interleaved steps
+    take fixed positions of each member): a task with a sample filtered out yields the filter's `FilteredData` in its
+    batch's place instead of being refilled (the interleaving drops steps for it); an incomplete last batch is dropped.
+
+    Args:
+        plan: The member's epoch plan.
+        runner: The trainer's task runner (built on first use), for collating sample results.
+    """
+
+    wants_batches = True
+
+    def __init__(self, plan: Any, runner: Callable[[], Any]) -> None:
+        self.plan, self.runner = plan, runner
+        self.items = bool(getattr(plan.dataset, "fe_batched", False))  # each task an item of whole batches
+
+    def batches(self, results: Results) -> Iterator[Any]:
+        """The member's batches (or FilteredData in a filtered batch's place) from its `(task, result)` pairs."""
+        size, batch_size = len(self.plan.dataset), self.plan.batch_size or 1
+        for task, result in results:
+            if task.start >= size:
+                return
+            if isinstance(result, BatchResult):
+                if not self.items and result.count < batch_size:
+                    return
+                batch = result.batch
+            elif len(result.samples) == len(result.outcomes):
+                if len(result.outcomes) < batch_size:
+                    return
+                batch = self.runner().finish(result.samples, result.indices, task.start)
+            else:
+                batch = FilteredData(replacement=REMOVED not in result.outcomes)
+            if not isinstance(batch, FilteredData):
+                forget_cached_normal()
+            yield batch
+
+
 def make_assembler(plan: Any, runner: Callable[[], Any], shard: Shard, steps_per_epoch: Optional[int],
-                   count: Optional[int]) -> Any:
-    """The epoch's assembler, from the plan: a data-parallel epoch's (`count` batches), a dataset of whole batches',
-    or one process's per-sample rules."""
+                   count: Optional[int], fixed: bool = False) -> Any:
+    """The epoch's assembler, from the plan: a data-parallel epoch's (`count` batches), an InterleaveDataset member's
+    fixed batches (`fixed`), a dataset of whole batches', or one process's per-sample rules."""
     if not shard.whole:
         assert count is not None
         return RankAssembler(plan, runner, shard, count)
+    if fixed:
+        return FixedAssembler(plan, runner)
     if getattr(plan.dataset, "fe_batched", False):
         return ItemAssembler(plan, steps_per_epoch)
     return SampleAssembler(plan, runner, steps_per_epoch)

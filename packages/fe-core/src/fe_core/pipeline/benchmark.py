@@ -72,8 +72,12 @@ def _benchmark(pipeline: Any, mode: str, epoch: int, ds_ids: List[str], num_step
         where = f"Dataset: {current}, " if current else ""
         title = mode.capitalize()
         steps = samples = interval_samples = 0
-        with pipeline(mode=mode, epoch=epoch, ds_id=current, steps_per_epoch=num_steps) as loader:
-            batched = loader.plan.native or loader.plan.batch_size is not None
+        # fe's own loader (numpy batches, its plan), also where the data is a framework loader (a torch DataLoader, a
+        # tf.data.Dataset) that user code would get back unchanged
+        context = pipeline(mode=mode, epoch=epoch, ds_id=current, steps_per_epoch=num_steps)
+        with context.as_numpy() if hasattr(context, "as_numpy") else context as loader:
+            batched = (loader.plan.native or loader.plan.batch_size is not None
+                       or getattr(loader.plan.dataset, "fe_batched", False))  # a BatchDataset's items are batches
             start = interval_start = clock()
             for batch in loader:
                 steps += 1

@@ -30,7 +30,8 @@ import numpy as np
 from fe_core.dataset.interleave_dataset import interleaved_steps
 from fe_core.distributed.communicator import get_communicator
 from fe_core.distributed.sharding import epoch_order_rng, global_batches
-from fe_core.pipeline.assemble import make_assembler
+from fe_core.op.numpyop.remove_if import FilteredData
+from fe_core.pipeline.assemble import filter_patience, make_assembler, still_drawing
 from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.pipeline.executors import Feed, InProcess, Pool, choose_executor
 from fe_core.pipeline.messages import EpochDraws, EpochSpec, Shard
@@ -85,11 +86,13 @@ class EpochLoader:
         pool: The Pipeline's worker pool (`fe_core.pipeline._workers.WorkerPool`; its processes start when an epoch
             needs them), None to compute everything in this process.
         member: Which member of an InterleaveDataset this loader iterates (None: the dataset itself).
+        fixed_batches: One pass of fixed batches, a filtered one as its FilteredData (an InterleaveDataset's member
+            in one process: the interleaving drops steps for it).
     """
 
     def __init__(self, plan: EpochPlan, shuffle: bool, steps_per_epoch: Optional[int] = None,
                  timer: Optional[OpTimer] = None, tracker: Optional[PositionTracker] = None,
-                 pool: Any = None, member: Optional[int] = None) -> None:
+                 pool: Any = None, member: Optional[int] = None, fixed_batches: bool = False) -> None:
         self.plan = plan
         self.shuffle = shuffle
         self.steps_per_epoch = steps_per_epoch
@@ -97,6 +100,7 @@ class EpochLoader:
         self.tracker = tracker
         self.pool = pool
         self.member = member
+        self.fixed_batches = fixed_batches
 
     def __len__(self) -> int:
         """The number of batches this epoch yields (an upper bound when samples are filtered without replacement).
@@ -165,7 +169,7 @@ class EpochLoader:
         draws = self._draw_epoch(epoch_order_rng(communicator))
         stream = task_stream(self.plan, draws, shard, self.shuffle, self.steps_per_epoch)
         runner = _TrainerRunner(self.plan, draws.key, self.shuffle, shard, self.timer)
-        assembler = make_assembler(self.plan, runner, shard, self.steps_per_epoch, stream.count)
+        assembler = make_assembler(self.plan, runner, shard, self.steps_per_epoch, stream.count, self.fixed_batches)
         results = self._executor(draws, shard, stream, runner).run(stream.tasks, assembler)
         try:
             yield from assembler.batches(results)
@@ -202,56 +206,60 @@ class EpochLoader:
 
     # ------------------------------------------------------------------ interleaved datasets
     def _interleaved_batches(self) -> Iterator[Dict[str, Any]]:
-        """Follow an InterleaveDataset's pattern, taking each step's batch from that member's own epoch loader
-        (its own ds_id ops and batch size; incomplete batches dropped).
+        """Follow an InterleaveDataset's pattern as FastEstimator does: step `i` of a pass takes the next fixed batch
+        of member `pattern[i % len(pattern)]` (its own ds_id ops and batch size; incomplete batches dropped), and a
+        pass has `len(self)` steps.
 
-        Filtering happens inside each member at its own granularity (a sample, or a whole batch of a BatchDataset):
-        with replacement every step keeps its full batch; without it a member yields fewer batches, and one pass skips
-        that member's steps it can no longer fill while the other members go on with theirs.
+        Filtering, as FastEstimator documents it: every time a member's batch holds a sample filtered out, an entire
+        pattern-worth of steps (that one and the next `len(pattern) - 1`) is dropped. Without replacement the dropped
+        steps count (the epoch has fewer batches); with replacement the steps go on into the next pass (its members'
+        batches from the start, re-shuffled) until the epoch has all its batches.
         """
         plan = self.plan
-        endless = self.steps_per_epoch is not None
+        fixed = get_communicator().world_size == 1
         for sub in plan.sub_plans:
             sub.drop_last = True
         members = len(plan.sub_plans)
         pools = self.pool.pools_for_members(members) if self.pool is not None and self.timer is None else []
         pools = pools or [None] * members
-        loaders = [EpochLoader(sub, shuffle=self.shuffle, timer=self.timer, pool=pool, member=which)
-                   for which, (sub, pool) in enumerate(zip(plan.sub_plans, pools))]
-        iterators: List[Optional[Iterator[Dict[str, Any]]]] = [None] * len(loaders)
-        emitted = 0
-        total = self.steps_per_epoch if endless else len(self)
-        if not endless:  # one pass: each member fills at most its share of the pattern's repetitions
-            pattern = plan.dataset.pattern
-            shares = [total // len(pattern) * pattern.count(which) for which in range(len(loaders))]
-            taken = [0] * len(loaders)
-            while any(count < share for count, share in zip(taken, shares)):
-                for which in pattern:
-                    if taken[which] >= shares[which]:
-                        continue
-                    if iterators[which] is None:
-                        iterators[which] = iter(loaders[which])
-                    batch = next(iterators[which], None)
-                    if batch is None:  # filtered without replacement: this member cannot fill its other steps
-                        shares[which] = taken[which]
-                        continue
-                    taken[which] += 1
-                    yield batch
-            return
-        while emitted < total:
-            for which in plan.dataset.pattern:
+        loaders = [EpochLoader(sub, shuffle=self.shuffle, timer=self.timer, pool=pool, member=which,
+                               fixed_batches=fixed) for which, (sub, pool) in enumerate(zip(plan.sub_plans, pools))]
+        pattern = plan.dataset.pattern
+        steps_per_pass = interleaved_steps(pattern, [
+            len(sub.dataset) // (1 if getattr(sub.dataset, "fe_batched", False) else (sub.batch_size or 1))
+            for sub in plan.sub_plans])
+        total = self.steps_per_epoch if self.steps_per_epoch is not None else steps_per_pass
+        iterators: List[Optional[Iterator[Any]]] = [None] * len(loaders)
+        counted = step = dropping = missed = 0
+        replaced = True
+        try:
+            while counted < total:
+                if step and step % steps_per_pass == 0:  # a new pass: every member starts over
+                    for iterator in iterators:
+                        getattr(iterator, "close", lambda: None)()
+                    iterators = [None] * len(loaders)
+                which = pattern[step % steps_per_pass % len(pattern)]
+                step += 1
                 if iterators[which] is None:
                     iterators[which] = iter(loaders[which])
                 batch = next(iterators[which], None)
-                if batch is None:  # this member's epoch ended: its next one goes on
-                    iterators[which] = iter(loaders[which])
-                    batch = next(iterators[which], None)
-                    if batch is None:
-                        return
-                yield batch
-                emitted += 1
-                if emitted >= total:
+                if batch is None:
                     return
+                if dropping or isinstance(batch, FilteredData):
+                    if not dropping:  # this step and the rest of a pattern-worth go
+                        dropping, replaced = len(pattern), batch.replacement
+                    dropping -= 1
+                    counted += 0 if replaced else 1
+                    missed += 1
+                    if missed == filter_patience(steps_per_pass) + 1 and replaced:
+                        still_drawing(plan, missed)
+                    continue
+                missed = 0
+                counted += 1
+                yield batch
+        finally:
+            for iterator in iterators:
+                getattr(iterator, "close", lambda: None)()
 
     # ------------------------------------------------------------------ native loaders
     def _native_batches(self) -> Iterator[Dict[str, Any]]:

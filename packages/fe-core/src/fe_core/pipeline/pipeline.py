@@ -374,7 +374,7 @@ class Pipeline:
             context = self._context(mode, epoch, ds_id, shuffle, None, None, False, in_process=True).as_numpy()
             with context as loader:
                 for batch in loader:
-                    results.append(to_public(batch, backend))
+                    results.append(to_public(batch, backend, string_lists=True))
                     if len(results) >= num_steps:
                         break
         return results[0] if len(results) == 1 else results

@@ -172,8 +172,10 @@ class Planner:
             batch_size = batch_size.get_current_value(epoch)
         return batch_size
 
-    def split_ops(self, mode: str, epoch: int, ds_id: str) -> Tuple[List[NumpyOp], Optional[Batch], List[NumpyOp]]:
-        """The ops in force: (those before Batch, the Batch op or None, those after it)."""
+    def split_ops(self, mode: str, epoch: int, ds_id: Union[str, List[str]]
+                  ) -> Tuple[List[NumpyOp], Optional[Batch], List[NumpyOp]]:
+        """The ops in force for `ds_id` (or any of several ds_ids): (those before Batch, the Batch op or None, those
+        after it)."""
         ops = get_current_items(self.ops, run_modes=mode, epoch=epoch, ds_id=ds_id)
         batch_positions = [index for index, op in enumerate(ops) if isinstance(op, Batch)]
         if len(batch_positions) > 1:
@@ -195,14 +197,16 @@ class Planner:
         dataset = self.dataset(mode, epoch, ds_id)
         plan = self.plan_for(mode, epoch, ds_id, dataset, output_keys)
         if callable(getattr(dataset, "sub_ds_ids", None)):  # an InterleaveDataset: one plan per member dataset
-            plan.sub_plans = [self.plan_for(mode, epoch, sub_ds_id, member, output_keys)
-                              for sub_ds_id, member in zip(dataset.sub_ds_ids(ds_id), dataset.datasets)]
+            plan.sub_plans = [self.plan_for(mode, epoch, sub_ds_id, member, output_keys, op_ids)
+                              for sub_ds_id, member, op_ids in zip(dataset.sub_ds_ids(ds_id), dataset.datasets,
+                                                                   dataset.op_ds_ids(ds_id))]
             dataset.set_batch_sizes([sub.batch_size or 1 for sub in plan.sub_plans])
         return plan
 
     def plan_for(self, mode: str, epoch: int, ds_id: str, dataset: Any,
-                 output_keys: Optional[Iterable[str]]) -> EpochPlan:
-        """The epoch plan of `dataset` (in force for mode, epoch, ds_id)."""
+                 output_keys: Optional[Iterable[str]], op_ds_ids: Optional[List[str]] = None) -> EpochPlan:
+        """The epoch plan of `dataset` (in force for mode, epoch, ds_id; its ops those of `op_ds_ids` when given: an
+        InterleaveDataset's member)."""
         native_backend = native_dataset_backend(dataset) if dataset is not None else None
         native = native_backend is not None
         if native and get_communicator().world_size > 1 and id(dataset) not in _WARNED_UNSHARDED:
@@ -211,7 +215,7 @@ class Planner:
                 _WARNED_UNSHARDED.add(id(dataset))
                 warnings.warn(f"Pipeline data in mode {mode!r} ds_id {ds_id!r} is a {type(dataset).__name__} in a "
                               f"data-parallel run, and {problem}", RuntimeWarning, stacklevel=2)
-        sample_ops, batch_op, post_ops = self.split_ops(mode, epoch, ds_id)
+        sample_ops, batch_op, post_ops = self.split_ops(mode, epoch, op_ds_ids or ds_id)
         if dataset is not None and not native and not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
             raise TypeError(f"Pipeline data in mode {mode!r} ds_id {ds_id!r} ({type(dataset).__name__}) has no "
                             f"__len__/__getitem__ and no loaded backend recognises it as a native loader (build the "

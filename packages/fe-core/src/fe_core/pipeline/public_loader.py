@@ -3,8 +3,9 @@
 The Pipeline computes on numpy (the fast path the Estimator iterates). Where a loader leaves fe for user code, its
 batches become the tensors FastEstimator's loader yields, decided as `Pipeline.get_results` decides it
 (`fe_core.framework.public.public_backend`: torch tensors on the CPU when torch is installed, the installed
-framework's otherwise, numpy where none is). The conversion is zero-copy where the array allows it (torch shares a
-batch array's memory). A framework loader given as data (a torch DataLoader, a tf.data.Dataset) is handed out
+framework's otherwise, numpy where none is), and a string column a list of str, as its collation makes. The
+conversion is zero-copy where the array allows it (torch shares a batch array's memory). A framework loader given as
+data (a torch DataLoader, a tf.data.Dataset) is handed out
 unchanged, as FastEstimator does.
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ class PublicLoader:
     def __iter__(self) -> Iterator[Dict[str, Any]]:
         backend = self.backend
         for batch in self.loader:
-            yield to_public(batch, backend)
+            yield to_public(batch, backend, string_lists=True)
 
     def __len__(self) -> int:
         return len(self.loader)

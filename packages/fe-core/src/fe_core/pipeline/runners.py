@@ -277,7 +277,14 @@ class ItemRunner(TaskRunner):
     def run(self, task: Task) -> TaskResult:
         size = len(self.dataset)
         lap, position = divmod(task.start, size)
-        if lap != self.lap:
+        inner = getattr(self.dataset, "dataset", None)
+        if getattr(self.dataset, "fe_continuous_stream", False) and inner is not None:  # items go on past its length
+            position = task.start  # a new pass over the wrapped dataset of whole batches redraws its pairings
+            lap = task.start // len(inner)
+            if lap != self.lap:
+                reset_dataset(inner, self.shuffle, task_seed(self.key, lap, RESET_SALT))
+                self.lap = lap
+        elif lap != self.lap:
             reset_dataset(self.dataset, self.shuffle, task_seed(self.key, lap, RESET_SALT))
             self.lap = lap
         kept = self.random.call(task_seed(self.sample_key, task.start), self._item, position)

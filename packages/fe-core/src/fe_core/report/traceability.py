@@ -50,9 +50,23 @@ def describe_value(value: Any, limit: int = 80) -> str:
                 return "lambda"
         return object_path(value)
     if isinstance(value, (list, tuple, set, dict)) or isinstance(value, _SIMPLE):
-        text = repr(value)
+        text = _container_text(value, limit) if isinstance(value, (list, tuple, set, dict)) else repr(value)
         return text if len(text) <= limit else text[:limit - 3] + "..."
     return f"{type(value).__name__} object"
+
+
+def _container_text(value: Any, limit: int) -> str:
+    """A container written like its repr, but each tensor as its type, shape and dtype: the repr of a tensor may
+    read it whole (a sharded model's parameter is gathered from every process, which only rank 0 reaches here)."""
+    if isinstance(value, dict):
+        parts = [f"{describe_value(key, limit)}: {describe_value(item, limit)}" for key, item in value.items()]
+        return "{" + ", ".join(parts) + "}"
+    parts = [describe_value(item, limit) if not isinstance(item, str) else repr(item) for item in value]
+    if isinstance(value, tuple):
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(parts)) + "}" if parts else "set()"
+    return "[" + ", ".join(parts) + "]"
 
 
 @fe_export("fe.util.traceability_util.is_restorable")

@@ -4,8 +4,10 @@ Where: `~/fastestimator_data/history.db` (FastEstimator's location), or the file
 `FE_HISTORY_DB` (tests point it at a temporary file; `FE_HISTORY_DB=off` turns recording off), or whatever
 `fe.estimator.record_history(path)` chose for this process (`record_history(False)` turns it off).
 
-What: one `history` row per experiment (file, experiment name, status 'Launched' / 'Completed' / 'Failed' /
-'Aborted', the command-line arguments, fe version, start and end times, devices, CPUs, restarts), and child rows in
+What: one `history` row per experiment (file, experiment name: the Summary's name or else the script's, marked
+`(test)` for a run of `test` alone such as `fe test`; status 'Launched' / 'Completed' / 'Failed' / 'Aborted', or
+'Killed' for a run whose process died without saying how it ended, found by the next run or `fe history`; the
+command-line arguments, fe version, start and end times, devices, CPUs, restarts), and child rows in
 `features`, `datasets`, `pipeline`, `network`, `postprocess`, `traces`, `errors` (exception type and traceback) and
 `logs` (everything the run printed). The table and column names are FastEstimator's, so `fe history sql` queries
 written for it work here. Child rows go with their history row (foreign keys, ON DELETE CASCADE).
@@ -25,6 +27,7 @@ import atexit
 import contextlib
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -39,7 +42,7 @@ if TYPE_CHECKING:
     import sqlite3
 
 __all__ = ["connect", "delete", "update_settings", "HistoryRecorder", "default_db_path", "set_history_location",
-           "history_db_path", "history_context", "SCHEMA_VERSION"]
+           "history_db_path", "history_context", "mark_killed_runs", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 _ENV_VAR = "FE_HISTORY_DB"
@@ -522,15 +525,22 @@ class HistoryRecorder:
                                                    ("network", "net_op", getattr(network, "ops", [])),
                                                    ("postprocess", "pp_op", getattr(network, "postprocessing", [])),
                                                    ("traces", "trace", system.traces))}
-        return {"history": (self.filename, system.summary.name, json.dumps(sys.argv[1:]), _fe_version(), _now(),
+        return {"history": (self.filename, self._experiment(), json.dumps(sys.argv[1:]), _fe_version(), _now(),
                             int(getattr(system, "num_devices", 0) or 0), os.cpu_count(),
                             getattr(pipeline, "num_process", None)),
                 "features": self._features(), "datasets": datasets, "components": components}
+
+    def _experiment(self) -> str:
+        """The experiment column: the Summary's name (`fit(summary=...)`), else the script's name; a run of `test`
+        alone (not after this estimator's `fit`, e.g. `fe test`) is marked `(test)`."""
+        name = self.system.summary.name or os.path.splitext(self.filename)[0]
+        return f"{name} (test)" if self.system.mode == "test" else name
 
     def _insert_run(self, db: sqlite3.Connection, rows: Dict[str, Any]) -> None:
         with db:
             if db.execute("SELECT 1 FROM history WHERE pk = ?", (self.pk,)).fetchone() is not None:
                 return  # a test after this estimator's fit: same experiment, same row
+            _mark_killed_runs(db)  # runs of this machine whose process is gone without saying how it ended
             db.execute("INSERT INTO history (pk, file, experiment, status, args, fe_version, train_start, n_gpus, "
                        "n_cpus, n_workers, n_restarts) VALUES (?, ?, ?, 'Launched', ?, ?, ?, ?, ?, ?, 0)",
                        (self.pk, *rows["history"]))
@@ -541,6 +551,8 @@ class HistoryRecorder:
             for table, (column, names) in rows["components"].items():
                 db.executemany(f"INSERT INTO {table} ({column}, fk) VALUES (?, ?)", [(name, self.pk) for name in names])
             db.execute("INSERT OR IGNORE INTO logs (log, fk) VALUES ('', ?)", (self.pk,))
+            db.execute("INSERT OR REPLACE INTO processes (host, pid, started, fk) VALUES (?, ?, ?, ?)",
+                       (_HOST, os.getpid(), _process_start(os.getpid()), self.pk))
 
     def _features(self) -> List[str]:
         from fe_core.determinism import deterministic_seed  # pylint: disable=import-outside-toplevel
@@ -576,6 +588,57 @@ class HistoryRecorder:
             db.execute("UPDATE history SET pk = ? WHERE pk = ?", (restored, self.pk))
         db.execute("UPDATE history SET n_restarts = n_restarts + 1 WHERE pk = ?", (restored,))
         self.pk = restored
+
+
+# Which process runs a 'Launched' row, so that a later run (or `fe history`) can mark it 'Killed' once that process is
+# gone without recording how it ended (kill -9, out of memory, a lost machine). A table of its own, created when first
+# needed, so a database of an earlier fe keeps its schema version and an earlier fe still reads it.
+_PROCESSES = ("CREATE TABLE IF NOT EXISTS processes (host TEXT, pid INTEGER, started TEXT, "
+              "fk INTEGER PRIMARY KEY REFERENCES history(pk) ON DELETE CASCADE ON UPDATE CASCADE)")
+_HOST = socket.gethostname()
+
+
+def _process_start(pid: int) -> Optional[str]:
+    """When process `pid` started (Linux: its start time in clock ticks), to tell it from a later process that got
+    the same pid; None where it cannot be known."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _mark_killed_runs(db: sqlite3.Connection) -> int:
+    """Mark 'Killed' the 'Launched' runs of this machine whose process is gone (inside the caller's transaction).
+
+    Returns:
+        How many runs were marked.
+    """
+    from fe_core.distributed.failure import pid_alive  # pylint: disable=import-outside-toplevel
+    db.execute(_PROCESSES)
+    rows = db.execute("SELECT h.pk, p.pid, p.started FROM history h JOIN processes p ON p.fk = h.pk "
+                      "WHERE h.status = 'Launched' AND p.host = ?", (_HOST,)).fetchall()
+    killed = [pk for pk, pid, started in rows
+              if not pid_alive(int(pid)) or (started is not None and _process_start(int(pid)) not in (None, started))]
+    db.executemany("UPDATE history SET status = 'Killed' WHERE pk = ?", [(pk,) for pk in killed])
+    return len(killed)
+
+
+def mark_killed_runs(db_path: Optional[str] = None) -> int:
+    """Mark 'Killed' every run of this machine still 'Launched' whose process is gone (kill -9, out of memory): such
+    a run never recorded how it ended. Every new run does this when it starts; `fe history` too.
+
+    Args:
+        db_path: The database file, or None for the default location.
+
+    Returns:
+        How many runs were marked (0 when there is no database).
+    """
+    if not os.path.exists(_resolve(db_path)):
+        return 0
+    with _open(db_path) as connection:
+        with connection:
+            return _mark_killed_runs(connection)
 
 
 def history_context(system: Any, est_path: str, defer_row: bool = False) -> contextlib.AbstractContextManager:

@@ -15,6 +15,7 @@ import sys
 from typing import Any, Iterable, Optional
 
 from fe_core.distributed.communicator import is_main_process
+from fe_core.distributed.failure import PeerFailure
 from fe_core.trace.io.restore_wizard import RestoreWizard
 
 __all__ = ["abort_run", "abort_message"]
@@ -36,7 +37,9 @@ def abort_message(traces: Iterable[Any], system: Any, how: str, error: Optional[
     step = getattr(system, "global_step", None) or 0
     where = f"{getattr(system, 'mode', None)} epoch {getattr(system, 'epoch_idx', None)}"
     line = f"FastEstimator-{how.capitalize()}: step {step} ({where})"
-    if error is not None:
+    if isinstance(error, PeerFailure):  # another process of a data-parallel run failed: which one, and why
+        line += f": {error}"
+    elif error is not None:
         line += f" by {type(error).__name__}"
     checkpoint = _latest_checkpoint(traces)
     has_wizard = any(isinstance(trace, RestoreWizard) for trace in traces)

@@ -14,7 +14,7 @@ import numpy as np
 from fe_core.containers import to_set
 from fe_core.data import Data, DSData
 from fe_core.distributed.communicator import get_communicator
-from fe_core.distributed.reduce import weighted_means
+from fe_core.distributed.reduce import all_gather_arrays
 from fe_core.trace.trace import Trace, attached_system, current_ds_id
 from fe_core.export import fe_export
 
@@ -153,8 +153,9 @@ class TrainEssential(Trace):
 class _EpochMeanEssential(Trace):
     """Collects monitored keys per dataset over an epoch and logs their means at the epoch's end.
 
-    In a data-parallel run each batch's value is weighted by its number of samples and the sums are reduced over
-    every process, so a logged loss is the mean over all samples, not a mean of the processes' means.
+    In a data-parallel run each process holds its part of every global batch: the parts' sums and sample counts are
+    reduced per global batch, so a logged loss is the mean of the global batches' means, the value one process logs
+    for the same data and weights (not a mean of the processes' means, nor a mean over samples).
     """
 
     def __init__(self, monitor_names: Union[None, str, Iterable[str]], mode: str, outputs: List[str]) -> None:
@@ -209,12 +210,20 @@ class _EpochMeanEssential(Trace):
             data.write_with_log(key, self._mean(key, None, every))
 
     def _write_global_means(self, data: Data) -> None:
-        """Sample-weighted means over every process (each rank lists the same keys and ds_ids, in sorted order)."""
-        entries = []
+        """The value one process logs for the same samples, over every process (each rank lists the same keys and
+        ds_ids, in sorted order).
+
+        One process logs the mean of the batches' values (each batch's value is the mean over its samples). Each
+        rank holds its part of every global batch, so each batch's value over all ranks is the sample-weighted mean
+        of the ranks' parts (per-rank sums and counts, reduced per global batch), and the logged value is the mean of
+        those. When the ranks ran different numbers of batches (a framework loader iterated as it is), the batches
+        cannot be matched and the mean over all samples is logged instead.
+        """
+        entries: List[Tuple[str, str]] = []
+        arrays: Dict[str, np.ndarray] = {}
         dtypes: Dict[str, Any] = {}
         for key in sorted(self._results):
             per_ds = self._results[key]
-            totals: Dict[str, Tuple[Any, float]] = {}
             kinds = [np.asarray(value).dtype for values in per_ds.values() for value in values]
             # the mean in the values' own float type, as one process's np.mean gives it (the same printed digits)
             dtypes[key] = np.result_type(*kinds) if kinds and all(kind.kind == "f" for kind in kinds) else np.float64
@@ -223,18 +232,33 @@ class _EpochMeanEssential(Trace):
                 weights = np.asarray(self._samples[key][ds_id] or [1] * len(values), dtype=np.float64)
                 if len(weights) != len(values):
                     weights = np.ones(len(values))
-                total = np.tensordot(weights, values, axes=(0, 0))
-                totals[ds_id] = (total, float(weights.sum()))
-                if ds_id != "":
-                    entries.append((key, ds_id, total, float(weights.sum())))
-            every = sum(total for total, _ in totals.values())
-            entries.append((key, None, every, sum(count for _, count in totals.values())))
-        means = weighted_means([(key, total, count) for key, _, total, count in entries])
-        for (key, ds_id, _, _), mean in zip(entries, means):
-            target = DSData(ds_id, data) if ds_id is not None else data
-            # a numpy scalar for a scalar key, as one process's np.mean gives it (never a 0-d array: traces keep it
-            # as their best value, and a checkpoint stores it as the number it is)
-            target.write_with_log(key, np.asarray(mean).astype(dtypes[key])[()])
+                name = f"{len(entries)}"
+                arrays[name + "t"] = values * weights.reshape((-1,) + (1,) * (values.ndim - 1))
+                arrays[name + "n"] = weights
+                entries.append((key, ds_id))
+        ranks = all_gather_arrays(arrays)
+        batch_means: Dict[str, List[np.ndarray]] = defaultdict(list)
+        for index, (key, ds_id) in enumerate(entries):
+            totals = [rank[f"{index}t"] for rank in ranks]
+            counts = [rank[f"{index}n"] for rank in ranks]
+            if len({len(count) for count in counts}) == 1:  # the ranks' parts of the same global batches
+                means = np.sum(totals, axis=0) / np.sum(counts, axis=0).reshape((-1,) + (1,) * (totals[0].ndim - 1))
+            else:
+                count = sum(float(np.sum(part)) for part in counts)
+                means = (sum(np.sum(part, axis=0) for part in totals) / count)[None]
+            batch_means[key].append(means)
+            if ds_id != "":
+                DSData(ds_id, data).write_with_log(key, self._global_value(key, dtypes, [means]))
+        for key, parts in batch_means.items():
+            data.write_with_log(key, self._global_value(key, dtypes, parts))
+
+    @staticmethod
+    def _global_value(key: str, dtypes: Dict[str, Any], parts: List[np.ndarray]) -> Any:
+        """The mean of the global batches' values, as a numpy scalar of the values' own type for a scalar key (as one
+        process's np.mean gives it; never a 0-d array: traces keep it as their best value, and a checkpoint stores it
+        as the number it is)."""
+        mean = np.mean(np.concatenate(parts, axis=0), axis=0)
+        return np.asarray(mean).astype(dtypes[key])[()]
 
     def _mean(self, key: str, ds_id: Union[None, str], values: List[Any]) -> Any:
         try:

@@ -14,8 +14,9 @@ SavedModel and TFLite need only TensorFlow; ONNX needs `pip install "fe-tf[expor
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Sequence, Tuple
 
+import contextlib
 import importlib
 import os
 import tempfile
@@ -187,6 +188,29 @@ def export_model(model: Any, path: str, example_inputs: Any, format: str,  # pyl
     """
     if not isinstance(model, model_types()):
         raise ValueError(f"export_model: expected a tf.keras.Model, got {type(model).__qualname__}")
+    with _without_global_strategy():
+        return _export_verified(model, path, example_inputs, format, atol, dynamic_batch)
+
+
+@contextlib.contextmanager
+def _without_global_strategy() -> Iterator[None]:
+    """Clear a strategy set with `tf.distribute.experimental_set_strategy` (fe sets MultiWorkerMirroredStrategy or
+    MirroredStrategy so) while exporting: the export is written and loaded back by one process, and loading it under
+    the strategy makes distributed variables whose restored functions refuse to run (or wait for other workers)."""
+    strategy = tf.distribute.get_strategy() if tf.distribute.has_strategy() else None
+    try:
+        tf.distribute.experimental_set_strategy(None)
+    except (RuntimeError, ValueError):  # inside `with strategy.scope():`, where it cannot be cleared
+        strategy = None
+    try:
+        yield
+    finally:
+        if strategy is not None:
+            tf.distribute.experimental_set_strategy(strategy)
+
+
+def _export_verified(model: Any, path: str, example_inputs: Any, format: str,  # pylint: disable=redefined-builtin
+                     atol: float, dynamic_batch: bool) -> float:
     export, load, what = _FORMATS[format]
     inputs = _as_inputs(example_inputs)
     checks = [inputs, tuple(np.concatenate([x, x], axis=0) for x in inputs)] if dynamic_batch else [inputs]

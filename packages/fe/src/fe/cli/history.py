@@ -42,7 +42,12 @@ def history_basic(args: Args, unknown: List[str]) -> int:
     """
     _no_unknown(unknown)
     options = _arguments(args)
+    from fe_core.summary.history import mark_killed_runs  # pylint: disable=import-outside-toplevel
     from fe_core.summary.history_reader import HistoryReader  # pylint: disable=import-outside-toplevel
+    try:
+        mark_killed_runs()  # a run killed with kill -9 never said so: its process is gone
+    except (sqlite3.Error, OSError):  # a read-only database is still listed
+        pass
     try:
         with HistoryReader() as reader:
             reader.read_basic(limit=options["limit"], interactive=options["interactive"],

@@ -11,11 +11,13 @@ from fe.cli.logs import add_logs_parser
 from fe.cli.plot import configure_plot_parser
 from fe.cli.run import configure_run_parser
 from fe.cli.train import add_test_parser, add_train_parser
+from fe_core.config_error import ConfigurationError, configuration_error_line, wants_traceback
 
 __all__ = ["build_parser", "main", "run_main"]
 
 _COMMANDS = ("train", "test", "run", "logs", "plot", "history")
-INTERRUPTED_EXIT_CODE = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+INTERRUPTED_EXIT_CODE = 130
+CONFIGURATION_EXIT_CODE = 1  # the script's configuration was refused (as Python's exit code for an unhandled error)  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,7 +51,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         argv: The arguments (default: `sys.argv[1:]`).
 
     Returns:
-        The exit code: 0 on success, 2 for a usage error (printed as one line on stderr, without a traceback), 130
+        The exit code: 0 on success, 2 for a usage error (printed as one line on stderr, without a traceback), 1
+        for a script whose configuration fe refuses (a `ConfigurationError`, one line naming the script's line that
+        led to it; `FE_TRACEBACK=1` shows the traceback), 130
         after Ctrl-C (the run's one `FastEstimator-Interrupted: ...` line is all that is printed). SIGTERM during a
         run ends the process with code 143 the same way (see `fe_core.termination`).
     """
@@ -62,6 +66,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     except CLIError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return USAGE_EXIT_CODE
+    except ConfigurationError as error:  # fe's own check of the script's configuration: its message says it all
+        if wants_traceback():
+            raise
+        print(f"{prog}: error: {configuration_error_line(error)}", file=sys.stderr)
+        return CONFIGURATION_EXIT_CODE
     except KeyboardInterrupt as interrupt:  # the Estimator printed where the run stopped and how to resume
         if not str(interrupt).startswith("fe: interrupted"):  # Ctrl-C outside a run (importing the script, ...)
             print(f"{prog}: interrupted", file=sys.stderr)

@@ -4,7 +4,8 @@ An Estimator's `BestModelSaver` and `ModelSaver` traces say where they write eac
 runs, every model that was built without a `weights_path` gets the weights those traces saved in their `save_dir`
 (the best one of a BestModelSaver first, else the newest one of a ModelSaver), and the file loaded is printed. A model
 for which nothing saved can be found (and that was given no weights) is tested as `model_fn` built it: one warning
-line on stderr says so. `fe test SCRIPT --weights PATH` (or `--weights MODEL=PATH`, repeatable) loads a file the
+line on stderr says so (under a launcher such as torchrun every process loads the weights, and rank 0 alone says
+so). `fe test SCRIPT --weights PATH` (or `--weights MODEL=PATH`, repeatable) loads a file the
 user names into a model, whatever arguments the script's get_estimator() takes.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, List, Optional, TextIO, Tuple
 
+from fe_core.distributed.communicator import is_main_process
 from fe_core.schedule import get_current_items
 from fe_core.trace.adapt.model_metric import model_loss_keys, model_name_of
 from fe_core.framework.registry import model_backend
@@ -142,9 +144,10 @@ def restore_saved_weights(estimator: Any, command: str = "fe test", out: Optiona
             where = (f"no weights saved by its BestModelSaver/ModelSaver in {', '.join(directories)}" if directories
                      else "no BestModelSaver or ModelSaver saves its weights")
             option = "--weights PATH" if len(models) == 1 else f"--weights {name}=PATH"
-            print(f"{command}: warning: testing FRESHLY INITIALISED weights of model {name!r}: it was given no "
-                  f"weights_path and {where} (train it first, or pass the weights file: {command} SCRIPT {option})",
-                  file=err, flush=True)
+            if is_main_process():  # under torchrun every process loads; the one that logs says it
+                print(f"{command}: warning: testing FRESHLY INITIALISED weights of model {name!r}: it was given no "
+                      f"weights_path and {where} (train it first, or pass the weights file: {command} SCRIPT "
+                      f"{option})", file=err, flush=True)
             continue
         try:
             model_backend(model).load_weights(model, saved.path)
@@ -152,7 +155,9 @@ def restore_saved_weights(estimator: Any, command: str = "fe test", out: Optiona
             first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise CLIError(f"cannot load {saved.path} (saved by {saved.saver}) into model {name!r}: "
                            f"{first_line}") from error
-        print(f"{command}: loaded model {name!r} from {saved.path} (saved by {saved.saver})", file=out, flush=True)
+        if is_main_process():
+            print(f"{command}: loaded model {name!r} from {saved.path} (saved by {saved.saver})", file=out,
+                  flush=True)
         loaded.append(saved)
     return loaded
 
@@ -202,6 +207,7 @@ def load_given_weights(estimator: Any, specs: List[str], command: str = "fe test
             first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise CLIError(f"cannot load {path} into model {name!r}: {first_line}") from error
         model.fe_weights_path = path  # given weights: what fe train saved is not loaded over them
-        print(f"{command}: loaded model {name!r} from {path} (--weights)", file=out, flush=True)
+        if is_main_process():
+            print(f"{command}: loaded model {name!r} from {path} (--weights)", file=out, flush=True)
         loaded.append(name)
     return loaded

@@ -5,7 +5,8 @@ calls `get_estimator(**arguments)` and runs `fit`, as FastEstimator's `train` do
 afterwards when the pipeline has test data. `fe test SCRIPT ...` only tests, as FastEstimator's does, and first loads what
 `fe train` saved: each model given no `weights_path` gets the weights its BestModelSaver (the best) or ModelSaver (the
 newest) wrote into their `save_dir`, and the file is printed; with nothing saved, one warning line on stderr says the
-weights are freshly initialised (see `fe.cli.saved_weights`). `fe train SCRIPT --help` lists the script's own
+weights are freshly initialised (see `fe.cli.saved_weights`). The test is logged at the step and epoch the training
+ended at, when a CSVLogger's file says (see `fe.cli.trained_position`). `fe train SCRIPT --help` lists the script's own
 arguments, and a value of the wrong type (`--epochs two`) is a one-line usage error.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from fe.cli.saved_weights import load_given_weights, restore_saved_weights
 from fe.cli.script import find_get_estimator, load_entry_point
 from fe.cli.script_arguments import convert_arguments, format_parameters
 from fe.cli.script_help import add_script_help
+from fe.cli.trained_position import start_test_at_trained_position
 from fe_core.summary.run_arguments import set_run_arguments
 
 __all__ = ["add_train_parser", "add_test_parser", "configure_train_parser", "configure_test_parser", "train", "test",
@@ -137,6 +139,7 @@ def test(args: Options, unknown: Optional[List[str]]) -> int:
         raise CLIError(f"the pipeline built by {where} has no test data")
     load_given_weights(estimator, list(args.weights or []), "fe test")
     restore_saved_weights(estimator, "fe test")
+    start_test_at_trained_position(estimator)  # the step and epoch the training ended at, as the fit's test says
     estimator.test(summary=args.summary, eager=_parse_warmup(args.eager, "--eager"))
     return 0
 

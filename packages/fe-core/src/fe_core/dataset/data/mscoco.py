@@ -29,7 +29,7 @@ class MSCOCODataset(DirDataset):
 
     This dataset combines images from the MSCOCO data directory with their corresponding bboxes, masks, captions and
     keypoints (read from the annotation JSON files with the standard library; crowd annotations are left out).
-    Samples hold "image" (the path), and as requested "bbox" (list of [x1, y1, w, h, category_id]), "mask" (list of
+    Samples hold "image" (the path), "image_id" (the int the file is named after, as in FastEstimator), and as requested "bbox" (list of [x1, y1, w, h, category_id]), "mask" (list of
     (height, width) uint8 masks, one per box), "caption" (list of str), "keypoint" (list of (17, 3) arrays of x, y,
     visibility) and "keypoint_bbox" (their boxes).
 
@@ -93,6 +93,7 @@ class MSCOCODataset(DirDataset):
             index = self._valid[np.random.randint(len(self._valid))]
             sample = dict(super().__getitem__(index))
             image_id = self._image_id(index)
+        sample["image_id"] = image_id
         objects = self.objects.get(image_id, [])
         if self.include_bboxes:
             sample["bbox"] = [list(annotation["bbox"]) + [annotation["category_id"]] for annotation in objects]
@@ -109,8 +110,8 @@ class MSCOCODataset(DirDataset):
         return sample
 
     def keys(self) -> List[str]:
-        """The keys every sample holds: "image" and each requested annotation."""
-        keys = ["image"]
+        """The keys every sample holds: "image", "image_id" and each requested annotation."""
+        keys = ["image", "image_id"]
         keys += ["bbox"] if self.include_bboxes else []
         keys += ["mask"] if self.include_masks else []
         keys += ["caption"] if self.include_captions else []

@@ -9,6 +9,7 @@ import numpy as np
 
 from fe_core.checkpoint.hashed_file import write_hashed_file
 from fe_core.data import Data
+from fe_core.distributed.communicator import get_communicator
 from fe_core.export import fe_export
 from fe_core.trace.adapt.platt_binner import PlattBinnerMarginalCalibrator
 from fe_core.trace.metric._calibration import batch_pair, paired_samples
@@ -16,6 +17,12 @@ from fe_core.trace.metric.calibration_error import to_label_indices
 from fe_core.trace.trace import Trace
 
 __all__ = ["PBMCalibrator"]
+
+
+def _concat_predictions(communicator: Any, y_pred: np.ndarray) -> np.ndarray:
+    """Every rank's predictions, concatenated in rank order (a rank with none gives an empty part)."""
+    parts = [part for part in communicator.all_gather(y_pred) if part.size]
+    return np.concatenate(parts, axis=0) if parts else y_pred
 
 
 def _write_atomically(obj: Any, path: str) -> None:
@@ -93,12 +100,21 @@ class PBMCalibrator(Trace):
         self.y_pred.extend(pred)
 
     def on_epoch_end(self, data: Data) -> None:
-        if not self.y_pred:
+        communicator = get_communicator()
+        if communicator.world_size > 1:  # a data-parallel run: fit on every rank's samples (the same on each rank)
+            if not bool(communicator.all_reduce(np.array(len(self.y_pred) > 0, dtype=np.int64), op="max")):
+                return
+            y_true, y_pred = (paired_samples(self.y_true, self.y_pred) if self.y_pred else
+                              (np.zeros((0,), np.int64), np.zeros((0, 0), np.float32)))
+            y_true, y_pred = communicator.concat(to_label_indices(y_true)), _concat_predictions(communicator, y_pred)
+        elif not self.y_pred:
             return
-        y_true, y_pred = paired_samples(self.y_true, self.y_pred)  # per-sample entries, or whole batches
+        else:
+            y_true, y_pred = paired_samples(self.y_true, self.y_pred)  # per-sample entries, or whole batches
         y_true = to_label_indices(y_true)
         self.calibrator = PlattBinnerMarginalCalibrator(num_bins=10).fit(y_pred, y_true)
-        if self.save_path and (self.save_key is None or float(np.asarray(data[self.save_key])) == 0):
+        if self.save_path and communicator.is_main and \
+                (self.save_key is None or float(np.asarray(data[self.save_key])) == 0):
             _write_atomically(self.calibrator, self.save_path)
             print(f"FastEstimator-PBMCalibrator: Calibrator written to {self.save_path}")
         data.write_without_log(self.outputs[0], self.calibrator.calibrate(y_pred))

@@ -7,6 +7,7 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from fe_core.data import Data
+from fe_core.distributed.communicator import is_main_process
 from fe_core.export import fe_export
 from fe_core.trace.freq import Freq, parse_freq
 from fe_core.trace.image_layout import channels_first
@@ -79,6 +80,8 @@ class DisplayTrace(Trace):
         self._emit(self.make_image(Data(values), self.batch_limit), batch_idx)
 
     def _emit(self, figure: Any, batch_idx: Any) -> None:
+        if not is_main_process():  # a data-parallel run: rank 0 shows or saves its part of the batch
+            return
         if self.save_dir is None:
             figure.show()
             return

@@ -8,6 +8,7 @@ from typing import Any, Optional
 from fe_core.data import Data
 from fe_core.distributed.communicator import is_main_process
 from fe_core.export import fe_export
+from fe_core.framework.registry import backend_for_model
 from fe_core.trace.trace import Trace
 from fe_core.util._framework_util import util_module_for
 from fe_core.util.export import DEFAULT_ATOL, ExportResult, ExportVerificationError, export_model
@@ -86,8 +87,20 @@ class ModelExporter(Trace):
     def get_state(self) -> dict:
         return {}  # the export is made from the model at the end; nothing to carry across a resume
 
+    def _sharded(self) -> bool:
+        """Whether the model is sharded across processes (its backend says so): no process can export it whole."""
+        backend = backend_for_model(self.model)
+        check = getattr(backend, "is_sharded", None)
+        return bool(callable(check) and check(self.model))
+
+    def on_begin(self, data: Data) -> None:
+        if self._sharded() and is_main_process():
+            print(f"FastEstimator-ModelExporter: {_model_name(self.model)} is sharded across processes, so it will "
+                  f"not be exported at the end of this run; export the full-weights file a ModelSaver or "
+                  f"BestModelSaver writes from one process (build(..., weights_path=...), then fe.util.export_model)")
+
     def on_end(self, data: Data) -> None:
-        if not is_main_process():
+        if not is_main_process() or self._sharded():
             return
         export_format = self.format
         if export_format is None:

@@ -274,6 +274,8 @@ class ModelSaver(Trace):
             return
         paths = save_model_files(model_backend(self.model), self.model, self.save_dir, file_stem,
                                  save_architecture=self.save_architecture)
+        if not paths:  # another rank of a data-parallel run: it joined the gather; rank 0 wrote, prints and keeps
+            return
         print(f"FastEstimator-ModelSaver: Saved model to {paths[0]}")
         # a file saved again under the same name (a second fit) is the newest now, not a second entry
         self.saved_files = [files for files in self.saved_files if files[0] != paths[0]]

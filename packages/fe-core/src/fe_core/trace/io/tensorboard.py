@@ -106,6 +106,14 @@ class TensorBoard(Trace):
         self.log_dir = ""  # log_dir/<experiment time>, set at on_begin
         self._main = True
 
+    def get_state(self) -> Dict[str, Any]:
+        """Checkpoint state: none. The event files are opened anew by each run (under `log_dir/<experiment time>`)
+        and hold what was already written; the open writers are not training state."""
+        return {}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Restore `get_state()`'s output (nothing)."""
+
     def on_begin(self, data: Data) -> None:
         self.close()
         experiment = self.system.experiment_time or datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -52,6 +52,7 @@ class CAMTrace(Trace):
         self.samples.add(data)
 
     def on_epoch_end(self, data: Data) -> None:
+        self.samples.gather()  # a data-parallel run: the samples one process would have kept
         images = self.samples.get(self.image_key)
         maps = self.samples.get(self.map_key)
         if images is None or maps is None:

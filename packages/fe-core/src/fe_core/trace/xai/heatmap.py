@@ -5,9 +5,12 @@ only the first `n_samples` samples of an epoch; those shared pieces live here.
 """
 from __future__ import annotations
 
+import io
 from typing import Any, Dict, List, Optional
 
 import numpy as np
+
+from fe_core.distributed.communicator import get_communicator
 
 __all__ = ["resize_bilinear", "normalize_map", "jet", "overlay", "SampleCollector", "class_names"]
 
@@ -125,6 +128,27 @@ class SampleCollector:
         for key in self.keys:
             self.parts[key].append(np.array(np.asarray(data[key])[:take]))
         self.count += take
+
+    def gather(self) -> None:
+        """In a data-parallel run, keep what one process would have kept: every rank's rows, batch by batch in the
+        global order (rank 0's part of a batch, then rank 1's, ...), cut to `n_samples`. The same on every rank;
+        nothing changes in a single process. A collective: every rank calls it at the same point."""
+        communicator = get_communicator()
+        if communicator.world_size == 1:
+            return
+        buffer = io.BytesIO()
+        np.savez(buffer, **{f"k{i}_p{j}": part for i, key in enumerate(self.keys)
+                            for j, part in enumerate(self.parts[key])})
+        ranks = []
+        for blob in communicator.all_gather_bytes(buffer.getvalue()):
+            with np.load(io.BytesIO(blob), allow_pickle=False) as arrays:
+                count = sum(1 for name in arrays.files if name.startswith("k0_"))
+                ranks.append([{key: arrays[f"k{i}_p{j}"] for i, key in enumerate(self.keys)} for j in range(count)])
+        self.reset()
+        for index in range(max(len(parts) for parts in ranks)):
+            for parts in ranks:
+                if index < len(parts):
+                    self.add(parts[index])
 
     def get(self, key: str) -> Optional[np.ndarray]:
         """The collected rows of `key` (None when nothing was collected)."""

@@ -7,6 +7,7 @@ from typing import Any, DefaultDict, Dict, Iterable, List, Optional, Tuple, Unio
 import numpy as np
 
 from fe_core.data import Data
+from fe_core.distributed.communicator import get_communicator
 from fe_core.export import fe_export
 from fe_core.summary.summary import Summary
 from fe_core.trace.trace import Trace
@@ -113,10 +114,20 @@ class InstanceTracker(Trace):
         self.batch_parts["metric"].append(metric)
 
     def on_epoch_end(self, data: Data) -> None:
-        if not self._collecting() or not self.batch_parts["index"]:
+        if not self._collecting():
             return
-        index = np.concatenate(self.batch_parts["index"])
-        metric = np.concatenate(self.batch_parts["metric"])
+        communicator = get_communicator()
+        if communicator.world_size > 1:  # a data-parallel run: every rank's instances (the same history everywhere)
+            parts = self.batch_parts
+            index = communicator.concat(np.concatenate(parts["index"]) if parts["index"] else np.zeros((0,)))
+            metric = communicator.concat(np.concatenate(parts["metric"]) if parts["metric"] else np.zeros((0,)))
+            if not index.size:
+                return
+        elif not self.batch_parts["index"]:
+            return
+        else:
+            index = np.concatenate(self.batch_parts["index"])
+            metric = np.concatenate(self.batch_parts["metric"])
         unique, inverse = np.unique(index, return_inverse=True)
         means = np.bincount(inverse, weights=metric) / np.bincount(inverse)
         system = getattr(self, "system", None)

@@ -1,12 +1,14 @@
 """`LabelTracker`: follow a per-sample metric grouped by class label (mean and spread per class) over training."""
 from __future__ import annotations
 
+import io
 from typing import Any, Dict, Iterable, List, Optional, Union
 
 import numpy as np
 
 from fe_core.containers import to_list
 from fe_core.data import Data
+from fe_core.distributed.communicator import get_communicator
 from fe_core.export import fe_export
 from fe_core.summary.summary import Summary, ValWithError
 from fe_core.trace.trace import Trace
@@ -108,9 +110,16 @@ class LabelTracker(Trace):
         self.epoch_stats = _merge(self.epoch_stats, batch) if self.epoch_stats else batch
 
     def on_epoch_end(self, data: Data) -> None:
-        if not self.epoch_stats:
-            return
         stats = self.epoch_stats
+        communicator = get_communicator()
+        if communicator.world_size > 1:  # a data-parallel run: merge every rank's statistics (the same everywhere)
+            stats = {}
+            for blob in communicator.all_gather_bytes(_pack(self.epoch_stats)):
+                part = _unpack(blob)
+                if part:
+                    stats = _merge(stats, part) if stats else part
+        if not stats:
+            return
         system = getattr(self, "system", None)
         mode = getattr(system, "mode", None) or (sorted(self.mode)[0] if self.mode else "train")
         self.history.setdefault(mode, []).append(
@@ -166,6 +175,25 @@ class LabelTracker(Trace):
         if system is not None:
             system.add_graph(self.outputs[0], graphs)  # so Traceability can draw it
         data.write_without_log(self.outputs[0], graphs)
+
+
+_STATS = ("labels", "count", "sum", "sum_sq", "min", "max")
+
+
+def _pack(stats: Dict[str, np.ndarray]) -> bytes:
+    """An epoch's statistics as bytes (an empty dict as no bytes) for an all-gather."""
+    if not stats:
+        return b""
+    buffer = io.BytesIO()
+    np.savez(buffer, **{name: np.asarray(stats[name]) for name in _STATS})
+    return buffer.getvalue()
+
+
+def _unpack(blob: bytes) -> Dict[str, np.ndarray]:
+    if not blob:
+        return {}
+    with np.load(io.BytesIO(blob), allow_pickle=False) as arrays:
+        return {name: arrays[name] for name in _STATS}
 
 
 def _merge(old: Dict[str, np.ndarray], new: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:

@@ -102,6 +102,7 @@ class Saliency(Trace):
         if self.fixed_samples is not None:
             batch = dict(self.fixed_samples)
         else:
+            self.samples.gather()  # a data-parallel run: the samples one process would have kept (on every rank)
             batch = {key: self.samples.get(key) for key in self.samples.keys}
             if any(value is None for value in batch.values()):
                 return

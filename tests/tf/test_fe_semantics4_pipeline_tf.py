@@ -1,0 +1,60 @@
+"""FastEstimator semantics, part 4 (issue 43) on tf: the pipeline and dataset behaviours whose data reaches the
+network (the YOLOv5 scripts' `image_id` deletion, ...)."""
+from __future__ import annotations
+
+import pytest
+import tensorflow as tf
+
+from fe_core.build import build
+from fe_core.estimator import Estimator
+from fe_core.network import make_network
+from fe_core.op.tensorop import Delete
+from fe_core.op.tensorop.loss import CrossEntropy
+from fe_core.op.tensorop.model import ModelOp, UpdateOp
+from fe_core.pipeline import Pipeline
+from semantics4_pipeline_helpers import (TAGGED_EXPECTED, EvalKeys, check_yolo_run, list_batch_pipeline,
+                                         named_pipeline, tagged_interleave_pipeline, tagged_values,
+                                         yolo_style_pipeline)
+
+TENSOR = tf.Tensor
+
+
+@pytest.mark.parametrize("delete_in_pipeline", [True, False])
+def test_yolov5_deletes_image_id_in_eval(tmp_path, delete_in_pipeline):
+    model = build(lambda: tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2, activation="softmax")]),
+                  "adam")
+    ops = [ModelOp(model=model, inputs="image", outputs="pred"), CrossEntropy(inputs=("pred", "y"), outputs="ce"),
+           UpdateOp(model=model, loss_name="ce")]
+    if not delete_in_pipeline:
+        ops.append(Delete(keys="image_id", mode="eval"))
+    trace = EvalKeys()
+    Estimator(pipeline=yolo_style_pipeline(str(tmp_path), delete_in_pipeline), network=make_network(ops), epochs=1,
+              traces=[trace], log_steps=None).fit()
+    check_yolo_run(trace, delete_in_pipeline)
+
+
+def test_get_results_with_list_valued_batch_data():
+    batch = list_batch_pipeline(disjoint=False).get_results()
+    assert isinstance(batch["x"], TENSOR) and tuple(batch["x"].shape) == (7, 2)
+    batch = list_batch_pipeline(disjoint=True).get_results()
+    assert tuple(batch["x"].shape) == (5, 2) and tuple(batch["x1"].shape) == (5, 2)
+
+
+def test_string_columns_of_loader_batches_are_lists_of_str():
+    with named_pipeline()(mode="train", shuffle=False) as loader:
+        batches = list(loader)
+    assert [batch["name"] for batch in batches] == [["a", "b"], ["c", "d"]]
+    assert isinstance(batches[0]["x"], TENSOR)
+    assert named_pipeline().get_results()["name"] == ["a", "b"]
+
+
+def test_interleaved_members_run_the_ops_of_their_tag_and_of_the_pipeline_ds_id():
+    results = tagged_interleave_pipeline().get_results(mode="train", num_steps=4, ds_id="source")
+    assert isinstance(results[0]["x"], TENSOR) and tagged_values(results) == TAGGED_EXPECTED
+
+
+def test_benchmark_of_a_batched_tf_dataset_given_as_data(capsys):
+    data = tf.data.Dataset.from_tensor_slices({"x": tf.reshape(tf.range(12, dtype=tf.float32), (6, 2))}).batch(2)
+    speeds = Pipeline(train_data=data).benchmark(num_steps=5, log_interval=2)
+    assert speeds[""]["samples_per_sec"] == pytest.approx(2 * speeds[""]["steps_per_sec"])
+    assert "5 steps, 10 samples" in capsys.readouterr().out
