@@ -33,6 +33,7 @@ import torch
 import torch.distributed as dist
 from fe_core.distributed.communicator import Communicator, launcher_env, set_communicator
 from fe_core.distributed.failure import pid_alive, record_failure
+from fe_torch.sharding import is_sharded
 
 __all__ = ["TorchCommunicator", "setup", "teardown", "communicator", "wrap_model", "unwrap_model", "device",
            "average_gradients", "group_backend"]
@@ -258,7 +259,7 @@ def wrap_model(model: torch.nn.Module) -> Optional[torch.nn.Module]:
         return existing
     if not any(parameter.requires_grad for parameter in model.parameters()):
         return None
-    if model.__dict__.get("fe_sharding") is not None:  # FSDP2: the sharded model does its own collectives
+    if is_sharded(model):  # FSDP2: the sharded model does its own collectives
         object.__setattr__(model, "fe_ddp", model)
         return model
     device_ids: Optional[List[int]] = [_communicator.device.index] if _communicator.device.type == "cuda" else None

@@ -10,7 +10,7 @@ import torch
 from fe_core.framework.base import Backend, StateReducer
 from fe_core.schedule.scheduler import Scheduler
 
-from fe_torch import checkpoint, devices, distributed, kernels, optimizers, sharded_build, sharded_checkpoint
+from fe_torch import checkpoint, devices, distributed, kernels, optimizers, sharded_build
 from fe_torch import sharding as fsdp
 from fe_torch.network import TorchNetwork
 
@@ -183,13 +183,22 @@ class TorchBackend(Backend):
 
     # ----- state -----
     def save_model(self, model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
-        if fsdp.is_sharded(model):  # a checkpoint's distributed checkpoint (staged by every process), or a backup
-            return sharded_checkpoint.save_checkpoint_files(model, save_dir, save_optimizer)
-        return checkpoint.save_model(model, save_dir, save_optimizer)
+        return checkpoint.save_checkpoint_files(model, save_dir, save_optimizer)
 
     def load_model(self, model: Any, load_dir: str, load_optimizer: bool) -> None:
-        if not sharded_checkpoint.load_checkpoint_files(model, load_dir, load_optimizer):
-            checkpoint.load_model(model, load_dir, load_optimizer)
+        checkpoint.load_checkpoint_files(model, load_dir, load_optimizer)
+
+    def verified_when_read(self, name: str) -> bool:
+        """Whether a checkpoint file is verified by the processes that read it (`check_model`), not by every process
+        before the checkpoint is decoded: each process's slices of a sharded model."""
+        return checkpoint.verified_when_read(name)
+
+    def check_model(self, model: Any, checkpoint_data: Any, record: Any) -> None:
+        """Before a checkpoint is restored, without changing the model: its files fit it, and the files this process
+        will read that were left to it are undamaged (a collective for a sharded model). So a restore needs no copy
+        of the models to put back."""
+        checkpoint.check_checkpoint_files(model, checkpoint_data.directory, record.optimizer,
+                                          checkpoint_data.files, checkpoint_data.unverified)
 
     def stage_checkpoint(self, models: Sequence[Any], save_dir: str) -> None:
         """Before a checkpoint is written (every process, at the same point): each process writes its slices of the
@@ -198,14 +207,12 @@ class TorchBackend(Backend):
         every process continues from after a resume, as the next training step's broadcast does in the run that saved
         it; each process keeps its own buffers afterwards."""
         with fsdp.rank0_buffers([model for model in models if fsdp.is_sharded(model)]):
-            sharded_checkpoint.stage_models(list(models), save_dir)
+            checkpoint.stage_checkpoint(models, save_dir)
 
-    def reshards(self, models: Sequence[Any], checkpoint: Any) -> bool:
+    def reshards(self, models: Sequence[Any], checkpoint_data: Any) -> bool:
         """Whether a checkpoint written by a different number of processes can still resume these models: yes when a
         model is sharded now or was sharded then (torch's distributed checkpoint reshards them exactly)."""
-        return any(fsdp.is_sharded(model) for model in models) or any(
-            str(name).startswith(sharded_checkpoint.dcp_dir_name(record.name) + "/")
-            for record in checkpoint.models for name in record.files)
+        return checkpoint.reshards(models, [name for record in checkpoint_data.models for name in record.files])
 
     def is_sharded(self, model: Any) -> bool:
         """Whether `model` is sharded across the processes (`build(sharding=...)`): no process holds it whole."""
@@ -214,9 +221,7 @@ class TorchBackend(Backend):
     def join_save_weights(self, model: Any) -> None:
         """On the processes that do not write a full-weights file: take part in gathering a sharded model's weights
         (a collective) while rank 0 writes them."""
-        if fsdp.is_sharded(model):
-            sharded_checkpoint.full_state_dict(model)
-            checkpoint._barrier()  # pylint: disable=protected-access  (rank 0 has written the file)
+        checkpoint.join_save_weights(model)
 
     def save_weights(self, model: Any, path: str) -> str:
         return checkpoint.save_weights(model, path)
