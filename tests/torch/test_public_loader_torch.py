@@ -66,3 +66,25 @@ def test_a_dataset_of_whole_batches_has_no_batch_size_and_is_the_users() -> None
         assert isinstance(loader, DataLoader) and loader.dataset is dataset
         assert loader.batch_size is None and len(loader) == 3
         assert [tuple(batch["x"].shape) for batch in loader] == [(5, 2)] * 3
+
+
+def test_the_members_a_dataloader_always_has_are_answered() -> None:
+    # code written for torch's DataLoader reads these (a DDP loop's `loader.sampler`, Lightning-like checks of
+    # `batch_sampler` / `collate_fn` / `multiprocessing_context`); they describe the epoch, fe's pipeline draws it
+    from torch.utils.data import BatchSampler, RandomSampler, SequentialSampler
+    pipeline = Pipeline(train_data=NumpyDataset(columns()), batch_size=4)
+    with pipeline(mode="train", shuffle=True) as loader:
+        assert isinstance(loader.sampler, RandomSampler) and len(loader.sampler) == 10
+        assert loader.sampler is loader.sampler  # one sampler per loader, as a DataLoader's
+        assert isinstance(loader.batch_sampler, BatchSampler) and loader.batch_sampler.sampler is loader.sampler
+        assert (loader.batch_sampler.batch_size, loader.batch_sampler.drop_last) == (4, False)
+        assert len(loader.batch_sampler) == len(loader) == 3
+        assert loader._auto_collation and loader._index_sampler is loader.batch_sampler  # pylint: disable=W0212
+        assert loader.collate_fn is not None and loader.multiprocessing_context is None
+        assert (loader.generator, loader.worker_init_fn, loader.num_workers, loader.timeout) == (None, None, 0, 0)
+        assert sorted(sum(values(loader), [])) == list(range(10))
+    with pipeline(mode="train", shuffle=False) as loader:
+        assert isinstance(loader.sampler, SequentialSampler)
+    with Pipeline(train_data=ListItems(3))(mode="train", shuffle=False) as loader:  # whole batches: no batch sampler
+        assert loader.batch_sampler is None and isinstance(loader.sampler, SequentialSampler)
+        assert not loader._auto_collation  # pylint: disable=W0212

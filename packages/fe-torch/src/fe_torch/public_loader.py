@@ -4,14 +4,20 @@ public ones: a `torch.utils.data.DataLoader`, as FastEstimator's own loader is, 
 
 It is fe's `PublicLoader` (batches computed by fe's pipeline, handed out as torch tensors) with DataLoader as a second
 base: DataLoader's own `__init__` never runs (it would build a sampler and torch's collation fe does not use);
-`dataset`, `batch_size` and `drop_last` answer from the epoch's configuration, as `PublicLoader` defines them.
+`dataset`, `batch_size` and `drop_last` answer from the epoch's configuration, as `PublicLoader` defines them, and
+every other member a DataLoader's `__init__` would set has a value describing the epoch (`sampler`, `batch_sampler`,
+`collate_fn`, ...), so code reading them (a data-parallel loop's `loader.sampler`, a trainer's loader checks) works;
+they describe the epoch, fe's pipeline draws it (iterating never reads them).
 """
 from __future__ import annotations
 
-from typing import Optional
+from functools import cached_property
+from typing import Any, Callable, Optional
 
 from fe_core.pipeline.public_loader import PublicLoader
-from torch.utils.data import DataLoader
+from torch.utils.data import BatchSampler, DataLoader, RandomSampler, Sampler, SequentialSampler
+from torch.utils.data._utils.collate import default_collate, default_convert
+from torch.utils.data.dataloader import _DatasetKind
 
 __all__ = ["TorchPublicLoader"]
 
@@ -33,6 +39,33 @@ class TorchPublicLoader(PublicLoader, DataLoader):  # type: ignore[misc]  # Data
     timeout = 0
     prefetch_factor: Optional[int] = None
     persistent_workers = False
+    generator = None
+    worker_init_fn = None
+    in_order = True
+    pin_memory_device = ""
+    _DataLoader__multiprocessing_context = None  # read by DataLoader's `multiprocessing_context` property
+    _dataset_kind = _DatasetKind.Map
+    _IterableDataset_len_called = None
+    _iterator = None
+
+    @cached_property
+    def sampler(self) -> Sampler:
+        """The epoch's order as a DataLoader describes it: a RandomSampler over the dataset when the epoch shuffles,
+        a SequentialSampler otherwise (fe's pipeline draws its own order; the sampler is not read to iterate)."""
+        shuffle = bool(getattr(self.loader, "shuffle", False))
+        return RandomSampler(self.dataset) if shuffle else SequentialSampler(self.dataset)
+
+    @cached_property
+    def batch_sampler(self) -> Optional[BatchSampler]:
+        """`sampler` cut into `batch_size` batches, or None where items are whole batches (no auto-batching)."""
+        size = self.batch_size
+        return None if size is None else BatchSampler(self.sampler, size, self.drop_last)
+
+    @property
+    def collate_fn(self) -> Callable[[Any], Any]:
+        """torch's default collation (or conversion, without auto-batching), as a DataLoader built without one
+        reports it; fe's pipeline collates its batches itself."""
+        return default_collate if self.batch_size is not None else default_convert
 
     def __repr__(self) -> str:
         return f"TorchPublicLoader({self.loader!r})"
