@@ -130,3 +130,20 @@ def test_one_process_and_two_with_the_same_seed_see_the_same_global_batches(kind
     first, second = ids(2, 0), ids(2, 1)
     assert single != sorted(single)  # shuffled
     assert [sorted(a + b) for a, b in zip(first, second)] == single
+
+
+def test_an_extend_dataset_continues_its_passes_in_a_data_parallel_epoch_as_in_one_process():
+    """Steps past an ExtendDataset's window read the rest of the wrapped data (its passes go on) in one process; each
+    rank's parts of those global batches must be the same samples, not the window again."""
+    def ids(world: int, rank: int) -> List[List[int]]:
+        previous = set_communicator(Rank(world, rank) if world > 1 else None)
+        try:
+            pipeline = Pipeline(train_data=ExtendDataset(numbers(6), spoof_length=4), batch_size=2)
+            with pipeline(mode="train", epoch=1, shuffle=False, steps_per_epoch=4) as loader:
+                return [[int(value) for value in batch["y"]] for batch in loader]
+        finally:
+            set_communicator(previous if previous.world_size > 1 else None)
+
+    single = ids(1, 0)
+    assert single == [[0, 1], [2, 3], [4, 5], [0, 1]]
+    assert [a + b for a, b in zip(ids(2, 0), ids(2, 1))] == single

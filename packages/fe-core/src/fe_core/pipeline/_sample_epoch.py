@@ -235,13 +235,14 @@ def task_stream(plan: Any, draws: EpochDraws, shard: Shard, shuffle: bool, steps
         steps_per_epoch: Batches per epoch, or None for one pass.
     """
     size = len(plan.dataset)
+    continuous = getattr(plan.dataset, "fe_continuous_stream", False)
     if getattr(plan.dataset, "fe_batched", False):
         limit = size if steps_per_epoch is None else steps_per_epoch
         return EpochTasks(((position, np.array([position % size])) for position in itertools.count()), limit, limit)
     if shard.whole:
         task_size = plan.batch_size or UNBATCHED_TASK
         stream = TaskStream(size, draws.first_order, shuffle, draws.key, task_size, one_pass=steps_per_epoch is None,
-                            continuous=getattr(plan.dataset, "fe_continuous_stream", False))
+                            continuous=continuous)
         limit = size if steps_per_epoch is None else steps_per_epoch * task_size
         return EpochTasks(iter(stream), limit, None)
     batch_size = plan.batch_size or shard.world
@@ -252,7 +253,8 @@ def task_stream(plan: Any, draws: EpochDraws, shard: Shard, shuffle: bool, steps
         global_tasks = list(zip(starts, cut))
     else:
         check_batch_size(batch_size, shard.world, plan.where())
-        endless = iter(TaskStream(size, draws.first_order, shuffle, draws.key, batch_size, one_pass=False))
+        endless = iter(TaskStream(size, draws.first_order, shuffle, draws.key, batch_size, one_pass=False,
+                                  continuous=continuous))  # the global stream is one process's
         global_tasks = [next(endless) for _ in range(steps_per_epoch)]
     limit = global_tasks[-1][0] + len(global_tasks[-1][1]) if global_tasks else 0
 
