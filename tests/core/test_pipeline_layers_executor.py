@@ -132,3 +132,25 @@ def test_where_tasks_run_is_decided_from_the_plan_alone_with_its_reason(monkeypa
     kind, reason = choose_executor(per_sample_plan, 40, in_process=False)
     assert kind == "here" and "too small" in reason
     assert per_sample._worker_pool is None
+
+
+def test_two_iterators_of_one_loader_each_get_the_whole_epoch_with_workers():
+    """A loader iterated twice at once (zip(loader, loader), or a new `for` while an earlier iterator is still held and
+    read later) yields every batch to both, as with num_process=0: the second iteration takes the workers and the
+    first goes on in this process, never ending early."""
+    def run(num_process: int) -> Tuple[List[List[float]], ...]:
+        pipeline = Pipeline(train_data=numbers(24), batch_size=4, num_process=num_process,
+                            ops=[SampleNoise(inputs="x", outputs="n")])
+        enable_deterministic(5)
+        with pipeline.workers():
+            with pipeline(mode="train", epoch=1) as loader:
+                zipped = [(a["n"].tolist(), b["n"].tolist()) for a, b in zip(loader, loader)]
+                held = iter(loader)
+                first = [next(held)["n"].tolist()]
+                second = [batch["n"].tolist() for batch in loader]  # a new iteration while `held` is open
+                first += [batch["n"].tolist() for batch in held]
+        return zipped, first, second
+
+    expected = run(0)
+    assert len(expected[0]) == 6 and len(expected[1]) == 6 and len(expected[2]) == 6
+    assert run(2) == expected

@@ -4,7 +4,7 @@
 - `InProcess`: the trainer's own runner, task after task;
 - `Feed`: the same, with a GeneratorDataset's samples drawn ahead in its feed process (`fe_core.pipeline._feed`);
 - `Pool`: the Pipeline's worker processes (`fe_core.pipeline._workers.WorkerPool`), results checked to belong to
-  this epoch.
+  this epoch; an epoch the pool stops serving (another iteration took the workers, or they closed) goes on here.
 
 The decision never depends on whether a pool exists or has started: starting the pool is the next step
 (`WorkerPool.start`), which may still decline (no CPUs to spare, datasets that spawned workers cannot receive), and
@@ -12,7 +12,9 @@ then the epoch runs in this process.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Protocol, Tuple
+import collections
+import itertools
+from typing import Any, Callable, Deque, Iterator, Protocol, Tuple
 
 import numpy as np
 
@@ -119,16 +121,36 @@ class Feed(InProcess):
 class Pool:
     """Runs the tasks in the Pipeline's worker processes (a started `WorkerPool`).
 
+    The pool serves one epoch at a time: a second iteration started while this one is still read (zip(loader,
+    loader), an iterator held across a new `for`) takes the workers, and the pool's epoch here ends early. The task
+    stream never ends by itself, so an end means exactly that (or the pool closed): the tasks taken but not yet
+    answered, then the rest of the stream, run in this process instead (the same results, bitwise, by design).
+
     Args:
         pool: The started worker pool.
         spec: What the workers need to build the epoch's runner.
         plan: The epoch plan (for messages).
         limit: The stream position up to which tasks are prefetched.
+        runner: The trainer's task runner, for tasks left when the pool stops serving this epoch.
     """
 
-    def __init__(self, pool: Any, spec: EpochSpec, plan: EpochPlan, limit: int) -> None:
-        self.pool, self.spec, self.plan, self.limit = pool, spec, plan, limit
+    def __init__(self, pool: Any, spec: EpochSpec, plan: EpochPlan, limit: int, runner: Callable[[], Any]) -> None:
+        self.pool, self.spec, self.plan, self.limit, self.runner = pool, spec, plan, limit, runner
 
     def run(self, tasks: Tasks, receiver: Receiver) -> Pairs:
-        results = self.pool.run_epoch(self.spec, tasks, receiver, self.limit, self.plan)
-        return check_epoch(results, self.spec.key, self.plan)  # results computed elsewhere carry their epoch
+        taken: Deque[Tuple[int, np.ndarray]] = collections.deque()  # tasks handed to the pool, not yet answered
+
+        def recorded() -> Tasks:
+            for task in tasks:
+                taken.append(task)
+                yield task
+
+        results = check_epoch(self.pool.run_epoch(self.spec, recorded(), receiver, self.limit, self.plan),
+                              self.spec.key, self.plan)  # results computed elsewhere carry their epoch
+        try:
+            for pair in results:
+                taken.popleft()  # answers come in task order
+                yield pair
+        finally:
+            results.close()
+        yield from InProcess(self.runner).run(itertools.chain(list(taken), tasks), receiver)

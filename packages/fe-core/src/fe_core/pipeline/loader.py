@@ -191,7 +191,7 @@ class EpochLoader:
             keys = frozenset(plan.output_keys) if plan.output_keys else None
             spec = EpochSpec(plan.mode, plan.epoch, plan.ds_id, keys, bool(plan.state.get("warmup")), self.shuffle,
                              draws.key, draws.reset_seed, self.member, shard)
-            return Pool(self.pool, spec, plan, stream.limit)
+            return Pool(self.pool, spec, plan, stream.limit, runner)
         return InProcess(runner)
 
     def _item_size(self) -> int:
