@@ -54,14 +54,15 @@ SUITE_ENV: Dict[str, Dict[str, str]] = {"tf-keras2": {"TF_USE_LEGACY_KERAS": "1"
 SUITE_MARKERS: Dict[str, List[str]] = {"tf": ["not keras2"], "tf-keras2": ["not keras3"], "fe": ["not keras2"]}
 # The tf tests the tf-keras2 suite runs by default: the Keras 2 idioms (test_keras2_idioms.py) and the files covering
 # what differs between Keras 3 and tf-keras in fe_tf (building, the traced step, optimizers, learning rates, mixed
-# precision, checkpoints and exact resume, MirroredStrategy, layers). Measured on the 2-core dev VM: these 63 tests take
-# 2.4 min (plus ~3.5 min to create the venv), where all of tests/tf (437 tests) would add well over 8 min to CI. The
+# precision, checkpoints and exact resume, MirroredStrategy, layers, the `.h5` files Keras' own load_weights reads).
+# Measured on the 2-core dev VM: these 73 tests take 1.1-2.4 min (plus ~3.5 min to create the venv), where all of
+# tests/tf (437 tests) would add well over 8 min to CI. The
 # GitHub workflow's tf-keras cells (hatch test-tf.py<python>-<tf>-tf-keras) and `tools/test.py --full tf-keras2` run
 # all of tests/tf; tests marked keras3 (Keras 3's own names) are left out there.
 KERAS2_DEFAULT_FILES: List[str] = [
     "test_keras2_idioms.py", "test_tf_build.py", "test_tf_update.py", "test_tf_precision.py", "test_tf_checkpoint.py",
     "test_tf_resume.py", "test_tf_model_op.py", "test_layers.py", "test_tf_distribute.py",
-    "test_keras2_import_order.py",
+    "test_keras2_import_order.py", "test_keras_h5_weights.py",
 ]
 # What the tests themselves need on top (the frameworks come with fe-torch / fe-tf, pinned by the constraints).
 # pytest-xdist runs a suite's test files on several cores (`--jobs`).

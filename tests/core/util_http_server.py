@@ -20,6 +20,7 @@ class Routes:
         self.no_range = False
         self.requests: list = []  # (path, Range header or None)
         self.redirects: Dict[str, str] = {}
+        self.errors: Dict[str, int] = {}  # path -> the HTTP error status it always answers
 
 
 def _handler(routes: Routes):
@@ -31,6 +32,9 @@ def _handler(routes: Routes):
             path = self.path
             routes.requests.append((path, self.headers.get("Range")))
             base = path.split("?")[0]
+            if base in routes.errors:
+                self.send_error(routes.errors[base], "failing on purpose")
+                return
             if path in routes.redirects or base in routes.redirects:
                 self.send_response(302)
                 self.send_header("Location", routes.redirects.get(path, routes.redirects.get(base)))

@@ -111,3 +111,48 @@ def test_parse_cli_to_dictionary_leaves_out_a_stray_value() -> None:
     assert parse_cli_to_dictionary(["stray", "--epochs", "5", "--test", "this", "--lr", "0.74"]) == {
         "epochs": 5, "test": "this", "lr": 0.74}
     assert parse_cli_to_dictionary(["--weights", "None"]) == {"weights": None}
+
+
+def _parsed_by_run_main(monkeypatch: pytest.MonkeyPatch, target: str, argv: List[str]) -> Any:
+    """The (options, unknown) `fe.cli.run_main(argv)` hands the command function `target` (patched to record)."""
+    import fe.cli  # pylint: disable=import-outside-toplevel
+    calls: List[Any] = []
+    monkeypatch.setattr(target, lambda options, unknown: calls.append((options, unknown)) or 0)
+    assert fe.cli.run_main(argv) == 0
+    (call, ) = calls
+    return call
+
+
+def test_run_main_hands_each_command_the_dict_fastestimators_parser_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    options, unknown = _parsed_by_run_main(monkeypatch, "fe.cli.train.train",
+                                           ["train", "entry.py", "--epochs", "3", "--batch_size", "64"])
+    assert (options["mode"], options["entry_point"], options["hyperparameters_json"]) == ("train", "entry.py", None)
+    assert options["warmup"] is True and options["eager"] is False and options["summary"] is None
+    assert unknown == ["--epochs", "3", "--batch_size", "64"]
+    options, _ = _parsed_by_run_main(monkeypatch, "fe.cli.train.train",
+                                     ["train", "entry.py", "--warmup", "False", "--eager", "true", "--summary", "x"])
+    assert options["warmup"] is False and options["eager"] is True and options["summary"] == "x"
+    options, unknown = _parsed_by_run_main(monkeypatch, "fe.cli.train.test", ["test", "entry.py", "--other", "200"])
+    assert (options["mode"], options["entry_point"], options["hyperparameters_json"]) == ("test", "entry.py", None)
+    assert options["eager"] is False and unknown == ["--other", "200"]
+    options, _ = _parsed_by_run_main(monkeypatch, "fe.cli.run.run", ["run", "entry.py"])
+    assert (options["mode"], options["entry_point"]) == ("run", "entry.py")
+    options, unknown = _parsed_by_run_main(monkeypatch, "fe.cli.logs.logs", ["logs", "logs_dir", "-b", "-v"])
+    assert (options["mode"], options["log_dir"], options["recursive"], options["ignore"]) == (
+        "logs", "logs_dir", False, None)
+    assert (options["smooth"], options["pretty_names"], options["share_legend"]) == (1, False, True)
+    assert (options["save"], options["save_dir"], unknown) == (False, None, ["-b", "-v"])
+    options, _ = _parsed_by_run_main(monkeypatch, "fe.cli.logs.logs", ["logs", "a.txt", "b.txt", "--save", "out"])
+    assert (options["log_dir"], options["save"], options["save_dir"]) == (["a.txt", "b.txt"], True, "out")
+    options, _ = _parsed_by_run_main(monkeypatch, "fe.cli.logs.logs", ["logs", "a.txt", "--save"])
+    assert (options["save"], options["save_dir"]) == (True, None)
+
+
+def test_the_parsed_flags_reach_fit_as_booleans(script: Any, capsys: pytest.CaptureFixture) -> None:
+    path, loaded = script
+    loaded_script = SCRIPT.replace('CALLS.append("fit")', 'CALLS.append(("fit", warmup, eager))')
+    Path(path).write_text(loaded_script)
+    assert main(["train", path, "--warmup", "false", "--eager", "TRUE"]) == 0
+    assert loaded[-1].CALLS == [("fit", False, True)]
+    assert main(["train", path, "--warmup", "maybe"]) == 2
+    assert "--warmup: must be true or false, got 'maybe'" in capsys.readouterr().err

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-import fe_tf.checkpoint
+import fe_tf.h5_weights
 import fe_torch.checkpoint
 from fe_core.backend.models import load_model
 from fe_core.build import build, reset_build_count
@@ -50,8 +50,8 @@ def fresh_names():
 
 def test_a_torch_model_under_a_tensorflow_system_is_saved_by_torch(tmp_path, monkeypatch):
     keras_calls: List[Any] = []
-    original = fe_tf.checkpoint.save_weights
-    monkeypatch.setattr(fe_tf.checkpoint, "save_weights", lambda model, path: keras_calls.append(model) or
+    original = fe_tf.h5_weights.save_h5_weights
+    monkeypatch.setattr(fe_tf.h5_weights, "save_h5_weights", lambda model, path: keras_calls.append(model) or
                         original(model, path))
     trained = build(model_fn=keras_model, optimizer_fn="adam", model_name="tf_net")
     side = build(model_fn=torch_model, optimizer_fn="sgd", model_name="torch_net")

@@ -254,7 +254,7 @@ def main():
                      sharding="fsdp")
         except ValueError as error:
             result["lbfgs_error"] = str(error)
-        # precomputed gradients for a sharded model: refused in warmup, before any step (on every process alike)
+        # precomputed gradients that do not fit a sharded model: refused on every process alike (none left waiting)
         g = build(model_fn=lambda: torch.nn.Linear(6, 1), optimizer_fn="sgd", model_name="g", sharding=sharding())
         bad = Estimator(pipeline=Pipeline(train_data=NumpyDataset({"x": x[:16]}), batch_size=4), epochs=1,
                         network=TorchNetwork(ops=[ModelOp(model=g, inputs="x", outputs="p"),

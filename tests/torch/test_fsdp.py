@@ -24,7 +24,10 @@ from typing import Dict
 import numpy as np
 import pytest
 
-from torch_helpers import torchrun
+from torch_helpers import HAS_FSDP2, NO_FSDP2, torchrun
+
+if not HAS_FSDP2:
+    pytest.skip(NO_FSDP2, allow_module_level=True)
 
 SCRIPT = Path(__file__).with_name("fsdp_script.py")
 
@@ -179,6 +182,5 @@ def test_backend_functions_on_a_sharded_model(runs):
         assert result["grad_norm"] == pytest.approx(single["grad_norm"], rel=1e-4)
     message = runs["A"]["ranks"][0]["lbfgs_error"]
     assert "cannot shard a LBFGS optimizer" in message and "\n" not in message
-    for result in runs["A"]["ranks"]:
-        assert "model 'g', gradients 'p'" in result["gradients_error"]
-        assert "updated from its loss only" in result["gradients_error"]
+    for result in runs["A"]["ranks"]:  # gradients that do not fit the sharded model: every process raises alike
+        assert "model 'g': gradients 'p' hold 1 tensors" in result["gradients_error"]

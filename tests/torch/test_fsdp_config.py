@@ -9,8 +9,14 @@ import pickle
 
 import pytest
 import torch
-import torch.distributed.checkpoint as dcp
-from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy
+
+from torch_helpers import HAS_FSDP2, NO_FSDP2
+
+if not HAS_FSDP2:
+    pytest.skip(NO_FSDP2, allow_module_level=True)
+
+import torch.distributed.checkpoint as dcp  # noqa: E402
+from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy  # noqa: E402
 
 from fe_core.build import build
 from fe_core.config_error import ConfigurationError

@@ -62,6 +62,11 @@ def optimizer_state_tensors(optimizer: torch.optim.Optimizer) -> List[torch.Tens
     return values
 
 
+#: Whether this torch has FSDP2 (`fully_shard`, torch >= 2.6), which fe's sharding needs (older: refused in one line).
+HAS_FSDP2 = tuple(int("".join(c for c in part if c.isdigit()) or 0)
+                  for part in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 6)
+NO_FSDP2 = f"sharding needs torch >= 2.6 (FSDP2); this is torch {torch.__version__}, where fe refuses it"
+
 TORCHRUN = Path(sys.executable).with_name("torchrun")
 #: Variables a surrounding launcher may have set; a test's torchrun sets its own.
 LAUNCHER_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")

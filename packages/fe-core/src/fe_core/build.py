@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any, Callable, List, Optional, Sequence, Union
 
 from fe_core.config_error import ConfigurationError
@@ -39,6 +40,22 @@ def _build_scopes(mixed_precision: bool) -> contextlib.ExitStack:
     return stack
 
 
+def _sharded_scopes(model_fn: Callable[[], Any], sharding: Any) -> contextlib.ExitStack:
+    """When every model is to be sharded, let the backends that shard build `model_fn` without materialising it
+    (torch: on the meta device; each process then materialises its slices only)."""
+    stack = contextlib.ExitStack()
+    stack.fe_entered = False  # type: ignore[attr-defined]
+    every = all(shard is not None for shard in sharding) if isinstance(sharding, (list, tuple)) else True
+    if sharding is None or not every:
+        return stack
+    for backend in framework_backends():
+        scope = getattr(backend, "sharded_build_scope", None)
+        if scope is not None:
+            stack.enter_context(scope(model_fn))
+            stack.fe_entered = True  # type: ignore[attr-defined]
+    return stack
+
+
 @fe_export("fe.network.build", "fe.build")
 def build(model_fn: Callable[[], Any],
           optimizer_fn: Union[None, str, Callable, Any, Sequence[Union[None, str, Callable, Any]]],
@@ -70,8 +87,20 @@ def build(model_fn: Callable[[], Any],
     Example:
         >>> # model = build(model_fn=LeNet, optimizer_fn="adam")  # doctest: +SKIP
     """
-    with _build_scopes(mixed_precision):
-        models = to_list(model_fn())
+    sharded_scopes = _sharded_scopes(model_fn, sharding)
+    try:
+        with _build_scopes(mixed_precision), sharded_scopes:
+            models = to_list(model_fn())
+    except Exception as error:  # pylint: disable=broad-except
+        if not sharded_scopes.fe_entered:
+            raise
+        # model_fn cannot run without memory (it reads weights' values, moves them to a device, ...): build it
+        # whole in every process, as without sharding, and shard it afterwards
+        warnings.warn(f"build(sharding=...): model_fn could not run on the meta device ({type(error).__name__}: "
+                      f"{str(error)[:200]}), so every process builds the model whole before sharding it",
+                      stacklevel=2)
+        with _build_scopes(mixed_precision):
+            models = to_list(model_fn())
     if not models:
         raise ValueError("model_fn returned no model")
     optimizers = [None] * len(models) if optimizer_fn is None else _per_model(optimizer_fn)

@@ -18,7 +18,7 @@ from fe_core.config_error import ConfigurationError, ConfigurationTypeError
 from fe_core.framework.registry import backend_for_model, get_backend
 from fe_core.containers import filter_nones, to_list
 from fe_core.op.numpyop.numpyop import NumpyOp
-from fe_core.op.op import Op
+from fe_core.op.op import Op, check_output_count
 from fe_core.op.tensorop.tensorop import TensorOp
 from fe_core.schedule.scheduler import Scheduler, get_current_items
 from fe_core.export import fe_export
@@ -476,8 +476,7 @@ class BaseNetwork:
                 if outputs:
                     if out_list:
                         if len(result) != len(outputs):
-                            raise ValueError(f"{type(op).__name__} declares outputs {outputs} but returned "
-                                             f"{len(result)} value(s)")
+                            check_output_count(op, outputs, len(result))
                         for key, value in zip(outputs, result):
                             store[key] = value
                     else:
@@ -623,7 +622,9 @@ class BaseNetwork:
         Returns:
             The predictions overlaid on the input batch, for a dict; else a list of them. Values are the network's
             framework tensors on the host (torch tensors for a torch network, tf tensors for a TensorFlow one, as
-            FastEstimator returns them); strings and other non-numeric values are left as they are.
+            FastEstimator returns them); strings and other non-numeric values are left as they are. Each is a dict
+            whose `maps` attribute holds FastEstimator's ChainMap layers: `maps[0]` what the ops produced (a key a
+            `Delete` removed is not there), `maps[1]` the input batch.
 
         Raises:
             TypeError: If `data` is not a dict, an iterable of dicts, or a Pipeline.
@@ -646,16 +647,20 @@ class BaseNetwork:
             if isinstance(data, Pipeline):
                 with data(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False) as loader:
                     for batch in loader:  # numpy, or a framework loader's own tensors
-                        results.append(self._public(self.run_step(to_host(dict(batch)))))
+                        results.append(self._transformed(to_host(dict(batch))))
             else:
                 for batch in [data] if single else data:
-                    results.append(self._public(self.run_step(to_host(dict(batch)))))
+                    results.append(self._transformed(to_host(dict(batch))))
         return results[0] if single else results
 
-    def _public(self, result: MutableMapping[str, Any]) -> Dict[str, Any]:
-        """A step's result as user code gets it: a plain dict of this backend's host tensors."""
+    def _transformed(self, batch: Dict[str, Any]) -> Dict[str, Any]:
+        """One batch's `transform` result: a dict of this backend's host tensors, with FastEstimator's
+        `maps` = [predictions, inputs] (see `fe_core.transform_result`)."""
         from fe_core.framework.public import to_public  # pylint: disable=import-outside-toplevel
-        return to_public(self._materialize(result), self.backend)
+        from fe_core.transform_result import transform_result  # pylint: disable=import-outside-toplevel
+        inputs = dict(batch)  # run_step may write predictions into `batch`
+        return transform_result(self._materialize(self.run_step(batch)), inputs,
+                                lambda values: to_public(values, self.backend))
 
     @staticmethod
     def _materialize(result: MutableMapping[str, Any]) -> Dict[str, Any]:

@@ -73,24 +73,29 @@ def _optimizers_detached(model: Any) -> Iterator[None]:
             setattr(model, name, value)
 
 
-def _keras3_weights_under_h5_name(path: str) -> bool:
-    """Whether `path` is a `.h5` file (not `.weights.h5`) holding the `.weights.h5` format (Keras 3's, which tf-keras
-    also writes for that suffix), as fe's model savers write under FastEstimator's `<name>.h5` names; Keras would read
-    such a name as the legacy format."""
-    if not path.endswith((".h5", ".hdf5")) or path.endswith(".weights.h5"):
-        return False
+def _name_for_layout(path: str) -> str:
+    """The file name under which Keras reads `path`'s HDF5 layout: Keras picks the layout from the name, '.weights.h5'
+    for its current format and any other '.h5' for the legacy one, while fe's model savers write FastEstimator's
+    `<name>.h5` in the legacy layout (older fe versions in the current one). `path` itself when its name fits."""
+    if not path.endswith((".h5", ".hdf5")):
+        return path
     import h5py  # pylint: disable=import-outside-toplevel  (a Keras dependency)
     try:
         with h5py.File(path, "r") as file:
-            return "layer_names" not in file.attrs and "model_weights" not in file and ("vars" in file or
-                                                                                       "layers" in file)
+            legacy = "layer_names" in file.attrs or "model_weights" in file
+            current = not legacy and ("vars" in file or "layers" in file)
     except OSError:
-        return False
+        return path
+    if current and not path.endswith(".weights.h5"):
+        return weights_file("model")
+    if legacy and path.endswith(".weights.h5"):
+        return "model.h5"
+    return path
 
 
 def load_weights(model: Any, path: str) -> None:
-    """Load weights into `model` from a Keras file (`.weights.h5`, `.keras`, a legacy `.h5`, or a `.h5` in Keras 3's
-    weights format, as ModelSaver and BestModelSaver write under FastEstimator's names).
+    """Load weights into `model` from a Keras file (`.weights.h5`, `.keras`, or a `.h5` in either HDF5 layout, as
+    ModelSaver and BestModelSaver write under FastEstimator's names), whatever layout its name suggests.
 
     Raises:
         FileNotFoundError: If `path` does not exist (the message names the model).
@@ -98,9 +103,10 @@ def load_weights(model: Any, path: str) -> None:
     path = os.path.abspath(os.path.expanduser(str(path)))
     if not os.path.exists(path):
         raise FileNotFoundError(f"Weights file {path!r} for model {_model_name(model)!r} does not exist")
-    if _keras3_weights_under_h5_name(path):
+    name = _name_for_layout(path)
+    if name != path:
         directory = tempfile.mkdtemp(prefix="fe-weights-")
-        alias = os.path.join(directory, weights_file("model"))  # the name Keras 3 reads this format under
+        alias = os.path.join(directory, name)  # the name Keras reads this layout under
         try:
             try:
                 os.link(path, alias)

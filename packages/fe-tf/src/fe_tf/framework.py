@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from fe_core.framework import Backend, StateReducer
 from fe_core.schedule import Scheduler
-from fe_tf import checkpoint
+from fe_tf import checkpoint, h5_weights
 from fe_tf._keras import (KERAS2, KERAS_PACKAGE, add_keras2_hint, keras, keras3_model_under_keras2, model_types,
                           use_generator_rng, variable_types)
 from fe_tf.distribute import (MIRRORED_STRATEGY_REDUCER, active_data_parallel_strategy, ensure_multi_gpu_strategy,
@@ -185,7 +185,9 @@ class TFBackend(TFKernels, Backend):
         checkpoint.load_model(model, load_dir, load_optimizer)
 
     def save_weights(self, model: Any, path: str) -> str:
-        return checkpoint.save_weights(model, path)
+        """Write the weights for ModelSaver / BestModelSaver, whose file is FastEstimator's `<name>.h5`: in the HDF5
+        layout Keras' own `model.load_weights('<name>.h5')` reads (see `fe_tf.h5_weights`)."""
+        return h5_weights.save_h5_weights(model, path)
 
     def load_weights(self, model: Any, path: str) -> None:
         checkpoint.load_weights(model, path)

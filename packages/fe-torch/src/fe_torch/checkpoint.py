@@ -1,75 +1,41 @@
-"""Saving and loading torch models: `<name>.pt` (weights) and `<name>_opt.pt` (optimizer state).
+"""Saving and loading torch models: the one place that asks whether a model is sharded and picks the way.
 
-`<name>.pt` is the model's `state_dict()`. `<name>_opt.pt` is a dict:
+fe-torch's checkpoint code is layered, imports running one way:
 
-    {"format": "fe_torch.optimizer", "version": 1,
-     "optimizers": [state_dict, ...],        # every scheduled optimizer of the model, in schedule order
-     "scalers": [GradScaler state or None, ...],
-     "current": index of the current optimizer in "optimizers" (-1: none),
-     "accumulation": [{"count": int, "grads": [tensor or None, ...] or None}, ...]}  # per UpdateOp (merge_grad)
+    model_state         the format: file names, safe reading, the optimizer payload
+    whole_weights       a sharded model's whole weights gathered onto rank 0, or sent from it into the slices
+    single_file         `<name>.pt` (the `state_dict`) and `<name>_opt.pt` (every optimizer, GradScaler, accumulation)
+    sharded_checkpoint  `<name>.dcp/`: torch's distributed checkpoint, each process writing and reading its slices
+    checkpoint (this)   the public functions; `fe_torch.sharding.is_sharded` is asked here and nowhere else
 
-Everything is read back with `torch.load(weights_only=True, map_location=<the model's device>)`, so loading runs no
-code from the file and a GPU-trained model loads on a CPU-only machine. A plain optimizer `state_dict` file (as
-FastEstimator writes it) is accepted too. Files are written atomically (temporary sibling, fsync, rename) and hashed
-while torch writes them: `save_model` returns `WrittenFile`s whose sha256 is that of the bytes torch serialized, so a
-checkpoint's manifest detects damage done to a file after its write.
+Whole-weights files (`save_model`, `save_weights`, `load_weights`, `load_model`: `fe.backend.save_model`, ModelSaver,
+`build(weights_path=...)`) are ordinary single files whichever model wrote them: a sharded model's are gathered onto
+rank 0, which writes them, and read by rank 0 alone when loaded (each process keeps its slices). In a checkpoint
+directory (`System.save_state`, RestoreWizard) a sharded model is a distributed checkpoint instead
+(`save_checkpoint_files`, `load_checkpoint_files`), and either kind of checkpoint loads into either kind of model.
 """
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import torch
-from fe_core.checkpoint.hashed_file import WrittenFile, write_hashed_file
 
-from fe_torch.devices import model_device
-from fe_torch.optimizers import scheduled_optimizers
-from fe_torch.precision import grad_scaler_of
+from fe_torch import sharded_checkpoint, single_file
+from fe_torch.model_state import optimizer_file_name, weights_file_name
+from fe_torch.sharding import is_sharded
+from fe_torch.whole_weights import barrier, gather_weights
 
-__all__ = ["save_model", "load_model", "load_weights", "weights_file_name", "optimizer_file_name"]
-
-_FORMAT = "fe_torch.optimizer"
-_VERSION = 1
-
-
-def weights_file_name(model_name: str) -> str:
-    """The file holding a model's weights: `<name>.pt`."""
-    return f"{model_name}.pt"
+__all__ = ["save_model", "load_model", "save_weights", "load_weights", "weights_file_name", "optimizer_file_name",
+           "save_checkpoint_files", "load_checkpoint_files", "check_checkpoint_files", "stage_checkpoint",
+           "join_save_weights", "reshards", "verified_when_read"]
 
 
-def optimizer_file_name(model_name: str) -> str:
-    """The file holding a model's optimizer state: `<name>_opt.pt`."""
-    return f"{model_name}_opt.pt"
-
-
-def _atomic_save(obj: Any, path: str) -> WrittenFile:
-    """torch.save `obj` to `path` atomically; the result carries the size and sha256 of the bytes torch wrote."""
-    return write_hashed_file(path, lambda file: torch.save(obj, file))
-
-
-def _load(path: str, device: torch.device, what: str, model_name: str) -> Any:
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"Cannot load the {what} of torch model {model_name!r}: {path!r} does not exist")
-    try:
-        return torch.load(path, map_location=device, weights_only=True)
-    except Exception as error:  # pylint: disable=broad-except  (torch raises OSError, RuntimeError, pickle errors...)
-        raise ValueError(f"Cannot load the {what} of torch model {model_name!r} from {path!r}: the file is damaged "
-                         f"or not a weights-only torch file ({type(error).__name__}: {error})") from error
-
-
-def _accumulation_states(model: Any) -> List[Dict[str, Any]]:
-    return list(getattr(model, "fe_update_states", None) or [])
-
-
-def _restore_current_optimizer(model: Any, optimizers: List[Any], payload: Dict[str, Any]) -> None:
-    """Make the optimizer a saved payload names current (`payload['current']`, an index) the model's current one."""
-    current = payload.get("current", -1)
-    if isinstance(current, int) and 0 <= current < len(optimizers):
-        model.current_optimizer = optimizers[current]
-
-
+# ------------------------------------------------------------------------------------------------ whole-weights files
 def save_model(model: torch.nn.Module, save_dir: str, save_optimizer: bool = False) -> List[str]:
     """Write `<name>.pt` (and with `save_optimizer`, `<name>_opt.pt`) into `save_dir`.
+
+    A sharded model's whole weights are gathered (a collective: every process calls this) and written by rank 0.
 
     Args:
         model: A model built with `build`.
@@ -78,146 +44,126 @@ def save_model(model: torch.nn.Module, save_dir: str, save_optimizer: bool = Fal
             gradient accumulation.
 
     Returns:
-        The names of the files written, relative to `save_dir`, as `WrittenFile`s: each carries the size and sha256
-        of the bytes torch serialized (hashed while writing), which checkpoints record in their manifest.
+        The names of the files written, relative to `save_dir`; an ordinary model's are `WrittenFile`s, carrying
+        the size and sha256 of the bytes torch serialized (hashed while writing).
 
     Raises:
-        ValueError: If `save_optimizer` is set but the model has no optimizer.
+        ValueError: If `save_optimizer` is set but the model has no optimizer, or the model is sharded.
     """
     name = str(model.model_name)
     os.makedirs(save_dir, exist_ok=True)
-    if _sharded(model):  # `fe.backend.save_model` of a sharded model: whole weights, gathered, written by rank 0
+    if is_sharded(model):
         if save_optimizer:
             raise ValueError(f"Cannot save the optimizer of sharded torch model {name!r} into one file: its state "
                              f"is sharded across the processes (RestoreWizard checkpoints it, each process its part)")
-        return [save_weights(model, os.path.join(save_dir, weights_file_name(name)))]
-    files: List[str] = [_atomic_save(model.state_dict(), os.path.join(save_dir, weights_file_name(name))
-                                     ).renamed(weights_file_name(name))]
-    if save_optimizer:
-        optimizers = scheduled_optimizers(getattr(model, "optimizer", None))
-        if not optimizers:
-            raise ValueError(f"Cannot save the optimizer of torch model {name!r}: it has none")
-        current = getattr(model, "current_optimizer", None)
-        payload = {
-            "format": _FORMAT,
-            "version": _VERSION,
-            "optimizers": [optimizer.state_dict() for optimizer in optimizers],
-            "scalers": [_scaler_state(optimizer) for optimizer in optimizers],
-            "current": next((index for index, optimizer in enumerate(optimizers) if optimizer is current), -1),
-            "accumulation": [{"count": int(state.get("count", 0)), "grads": state.get("grads")}
-                             for state in _accumulation_states(model)],
-        }
-        files.append(_atomic_save(payload, os.path.join(save_dir, optimizer_file_name(name))
-                                  ).renamed(optimizer_file_name(name)))
-    return files
-
-
-def _scaler_state(optimizer: torch.optim.Optimizer) -> Optional[Dict[str, Any]]:
-    scaler = grad_scaler_of(optimizer)
-    return scaler.state_dict() if scaler is not None else None
+        single_file.save_gathered_weights(model, os.path.join(save_dir, weights_file_name(name)))
+        return [weights_file_name(name)]
+    return single_file.save_files(model, save_dir, save_optimizer)
 
 
 def save_weights(model: torch.nn.Module, path: str) -> str:
-    """Write the model's `state_dict` alone to `path` (atomically); return `path`.
+    """Write the model's whole `state_dict` alone to `path` (atomically); return `path`.
 
-    A sharded model's whole weights are gathered (a collective: every process calls this) onto rank 0's CPU, and
-    rank 0 writes the ordinary file that an unsharded model loads.
+    A sharded model's weights are gathered (a collective: every process calls this) onto rank 0's CPU, and rank 0
+    writes the ordinary file that an unsharded model loads.
     """
-    if _sharded(model):
-        from fe_torch.sharded_checkpoint import full_state_dict  # pylint: disable=import-outside-toplevel
-        state = full_state_dict(model)
-        if state:  # rank 0: the gathered weights are here
-            _atomic_save(state, path)
-        _barrier()  # the file is complete before any process goes on (and may read it)
-        return path
-    _atomic_save(model.state_dict(), path)
-    return path
+    if is_sharded(model):
+        return single_file.save_gathered_weights(model, path)
+    return single_file.save_weights_file(model, path)
 
 
-def _barrier() -> None:
-    import torch.distributed as dist  # pylint: disable=import-outside-toplevel
-    if dist.is_available() and dist.is_initialized():
-        dist.barrier()
+def join_save_weights(model: Any) -> None:
+    """On the processes that do not write a whole-weights file: take part in gathering a sharded model's weights
+    (a collective) while rank 0 writes them (`save_weights`)."""
+    if is_sharded(model):
+        gather_weights(model)
+        barrier()  # rank 0 has written the file
 
 
-def _sharded(model: Any) -> bool:
-    return isinstance(model, torch.nn.Module) and model.__dict__.get("fe_sharding") is not None
+def load_weights(model: torch.nn.Module, path: str,
+                 transform: Optional[Callable[[Dict[str, Any]], Dict[str, Any]]] = None) -> None:
+    """Load a `state_dict` file into `model` (an ordinary model: mapped to its device; a sharded one: rank 0 reads
+    the file and every process receives its slices).
 
-
-def load_weights(model: torch.nn.Module, path: str) -> None:
-    """Load a `state_dict` file into `model` (mapped to the model's device).
+    Args:
+        model: The model.
+        path: The file.
+        transform: Applied to the state dict read (e.g. dropping DDP's 'module.' prefixes) before loading it.
 
     Raises:
         FileNotFoundError: If `path` does not exist.
-        ValueError: If the file is not a state dict or does not fit the model.
+        ValueError: If the file is not a state dict or does not fit the model (on every process alike).
     """
-    name = str(getattr(model, "model_name", type(model).__name__))
-    if _sharded(model):  # rank 0 reads the file; every other process receives its slices
-        from fe_torch.sharded_checkpoint import load_full_weights  # pylint: disable=import-outside-toplevel
-        load_full_weights(model, lambda: _weights_dict(_load(path, torch.device("cpu"), "weights", name), path, name),
-                          repr(path))
-        return
-    state = _load(path, model_device(model), "weights", name)
-    if not isinstance(state, dict):
-        raise ValueError(f"{path!r} does not hold a state_dict for torch model {name!r} (found "
-                         f"{type(state).__name__})")
-    try:
-        if _sharded(model):  # every process reads the whole file and keeps its slices
-            from fe_torch.sharded_checkpoint import load_full_state_dict  # pylint: disable=import-outside-toplevel
-            load_full_state_dict(model, state)
-        else:
-            model.load_state_dict(state)
-    except (RuntimeError, KeyError) as error:
-        raise ValueError(f"The weights in {path!r} do not fit torch model {name!r}: {error}") from None
-
-
-def _weights_dict(state: Any, path: str, name: str) -> Dict[str, Any]:
-    if not isinstance(state, dict):
-        raise ValueError(f"{path!r} does not hold a state_dict for torch model {name!r} (found "
-                         f"{type(state).__name__})")
-    return state
+    if is_sharded(model):
+        single_file.load_broadcast_weights(model, path, transform)
+    else:
+        single_file.load_weights_file(model, path, transform)
 
 
 def load_model(model: torch.nn.Module, load_dir: str, load_optimizer: bool = False) -> None:
-    """Read back what `save_model` wrote into `load_dir`.
+    """Read back what `save_model` wrote into `load_dir` (`<name>.pt`, `<name>_opt.pt`), into an ordinary or a
+    sharded model.
 
     Raises:
         FileNotFoundError: If a file is missing.
         ValueError: If a file does not fit the model or its optimizers.
     """
-    name = str(model.model_name)
-    load_weights(model, os.path.join(load_dir, weights_file_name(name)))
-    if not load_optimizer:
+    if is_sharded(model):
+        single_file.load_files_into_sharded(model, load_dir, load_optimizer)
+    else:
+        single_file.load_files(model, load_dir, load_optimizer)
+
+
+# ------------------------------------------------------------------------------------------------ checkpoint folders
+def stage_checkpoint(models: Sequence[Any], save_dir: str) -> None:
+    """Before a checkpoint is written (every process, at the same point): each process writes its slices of the
+    sharded models (see `sharded_checkpoint.stage_models`)."""
+    sharded_checkpoint.stage_models(list(models), save_dir, [is_sharded(model) for model in models])
+
+
+def save_checkpoint_files(model: torch.nn.Module, save_dir: str, save_optimizer: bool) -> List[str]:
+    """A model's files in a checkpoint being written into `save_dir`: its distributed checkpoint if it is sharded
+    (staged by every process), else its single files."""
+    if is_sharded(model):
+        return sharded_checkpoint.save_checkpoint_files(model, save_dir, save_optimizer)
+    return single_file.save_files(model, save_dir, save_optimizer)
+
+
+def verified_when_read(name: str) -> bool:
+    """Whether a checkpoint file is verified by the processes that read it (`check_checkpoint_files`) rather than by
+    every process before the checkpoint is decoded: the slice files of distributed checkpoints."""
+    return sharded_checkpoint.is_slice_file(name)
+
+
+def check_checkpoint_files(model: torch.nn.Module, load_dir: str, load_optimizer: bool,
+                           digests: Optional[Dict[str, Dict[str, Any]]] = None, unverified: Sequence[str] = ()
+                           ) -> None:
+    """Before a checkpoint is restored, without changing anything: whether the model's files in `load_dir` fit it,
+    and the files among `unverified` that this process will read match their manifest `digests`. A collective for a
+    sharded model (every process refuses alike).
+
+    Raises:
+        FileNotFoundError, ValueError: If they do not fit, are missing or damaged.
+    """
+    sharded = is_sharded(model)
+    if sharded_checkpoint.check_checkpoint_files(model, load_dir, load_optimizer, sharded, digests, unverified):
         return
-    path = os.path.join(load_dir, optimizer_file_name(name))
-    payload = _load(path, model_device(model), "optimizer state", name)
-    optimizers = scheduled_optimizers(getattr(model, "optimizer", None))
-    if not optimizers:
-        raise ValueError(f"Cannot load {path!r}: torch model {name!r} has no optimizer")
-    if isinstance(payload, dict) and "state" in payload and "param_groups" in payload:  # a plain state_dict
-        current = getattr(model, "current_optimizer", None) or optimizers[0]
-        current.load_state_dict(payload)
-        return
-    if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
-        raise ValueError(f"{path!r} is not an fe_torch optimizer file for model {name!r}")
-    saved = payload["optimizers"]
-    if len(saved) != len(optimizers):
-        raise ValueError(f"{path!r} holds {len(saved)} optimizer state(s), but torch model {name!r} has "
-                         f"{len(optimizers)} optimizer(s)")
-    for index, (optimizer, state) in enumerate(zip(optimizers, saved)):
-        try:
-            optimizer.load_state_dict(state)
-        except (ValueError, KeyError) as error:
-            raise ValueError(f"Optimizer {index} state in {path!r} does not fit torch model {name!r}: "
-                             f"{error}") from None
-        scaler, scaler_state = grad_scaler_of(optimizer), payload["scalers"][index]
-        if scaler is not None and scaler_state is not None:  # a CUDA scaler is meaningless on a CPU-only machine
-            scaler.load_state_dict(scaler_state)
-    _restore_current_optimizer(model, optimizers, payload)
-    accumulation = payload.get("accumulation") or []
-    states = _accumulation_states(model)
-    if len(accumulation) == len(states):
-        for state, saved_state in zip(states, accumulation):
-            state.pop("params", None)
-            state["count"] = int(saved_state["count"])
-            state["grads"] = saved_state["grads"]
+    if sharded:
+        single_file.check_files_for_sharded(model, load_dir, load_optimizer)
+    else:
+        single_file.check_files(model, load_dir, load_optimizer)
+
+
+def load_checkpoint_files(model: torch.nn.Module, load_dir: str, load_optimizer: bool) -> None:
+    """Load a model from a checkpoint folder, whichever kind wrote it: a distributed checkpoint (resharded into this
+    run's processes, or into an ordinary model), or single files (into an ordinary or a sharded model)."""
+    if not sharded_checkpoint.load_checkpoint_files(model, load_dir, load_optimizer):
+        load_model(model, load_dir, load_optimizer)
+
+
+def reshards(models: Sequence[Any], saved_files: Sequence[str]) -> bool:
+    """Whether a checkpoint written by a different number of processes can still resume these models: yes when a
+    model is sharded now or was sharded then (`saved_files`: the checkpoint's model files; torch's distributed
+    checkpoint reshards them exactly)."""
+    return any(is_sharded(model) for model in models) or any(
+        str(name).split("/", 1)[0].endswith(".dcp") for name in saved_files)

@@ -33,9 +33,10 @@ import torch
 import torch.distributed as dist
 from fe_core.distributed.communicator import Communicator, launcher_env, set_communicator
 from fe_core.distributed.failure import pid_alive, record_failure
+from fe_torch.sharding import is_sharded
 
 __all__ = ["TorchCommunicator", "setup", "teardown", "communicator", "wrap_model", "unwrap_model", "device",
-           "average_gradients"]
+           "average_gradients", "group_backend"]
 
 _OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
 
@@ -148,8 +149,21 @@ def communicator() -> Optional[TorchCommunicator]:
     return _communicator
 
 
-def setup() -> Optional[TorchCommunicator]:
+def group_backend(use_cuda: bool, cpu_offload: bool = False) -> str:
+    """The process group's backend: gloo on CPUs, NCCL on GPUs, and both ("cpu:gloo,cuda:nccl") when a sharded
+    model keeps its slices in host memory (FSDP(cpu_offload=True)): gradient clipping and the loss scaler then
+    all-reduce CPU tensors, which NCCL cannot."""
+    if not use_cuda:
+        return "gloo"
+    return "cpu:gloo,cuda:nccl" if cpu_offload else "nccl"
+
+
+def setup(cpu_offload: bool = False) -> Optional[TorchCommunicator]:
     """Join the launcher's process group (once per process) and install fe-core's communicator on it.
+
+    Args:
+        cpu_offload: A sharded model will keep its slices in host memory: on GPUs, the group gets gloo for CPU
+            tensors beside NCCL (`group_backend`). Asked for after the group exists over NCCL alone, it is refused.
 
     Returns:
         The communicator, or None when no launcher started this process (or it started one process).
@@ -159,6 +173,12 @@ def setup() -> Optional[TorchCommunicator]:
     """
     global _communicator, _owns_group  # pylint: disable=global-statement
     if _communicator is not None:
+        if cpu_offload and _communicator.device.type == "cuda" and "gloo" not in str(dist.get_backend()).lower():
+            from fe_core.config_error import ConfigurationError  # pylint: disable=import-outside-toplevel
+            raise ConfigurationError("build(sharding=FSDP(cpu_offload=True)) needs a process group with gloo beside "
+                                     "NCCL (\"cpu:gloo,cuda:nccl\"), but the group was already started with NCCL "
+                                     "alone: build the offloaded model first, or init_process_group(backend="
+                                     "\"cpu:gloo,cuda:nccl\") yourself")
         return _communicator
     env = launcher_env()
     if env is None and not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1):
@@ -176,7 +196,7 @@ def setup() -> Optional[TorchCommunicator]:
         device = torch.device("cpu")
     if not dist.is_initialized():
         timeout = datetime.timedelta(seconds=float(os.environ.get("FE_DIST_TIMEOUT", "1800")))
-        dist.init_process_group(backend="nccl" if use_cuda else "gloo", init_method="env://",
+        dist.init_process_group(backend=group_backend(use_cuda, cpu_offload), init_method="env://",
                                 world_size=env["world_size"], rank=env["rank"], timeout=timeout)
         _owns_group = True
         atexit.register(teardown)
@@ -207,7 +227,7 @@ def _last_barrier() -> None:
     the script is exiting on an unhandled exception (a peer may be blocked in a collective it will never finish) and
     on NCCL (whose barrier has no timeout of its own).
     """
-    if hasattr(sys, "last_value") or dist.get_backend() != "gloo":
+    if hasattr(sys, "last_value") or str(dist.get_backend()).lower() != "gloo":
         return
     try:
         dist.monitored_barrier(timeout=datetime.timedelta(seconds=float(os.environ.get("FE_DIST_EXIT_TIMEOUT", "60"))))
@@ -239,7 +259,7 @@ def wrap_model(model: torch.nn.Module) -> Optional[torch.nn.Module]:
         return existing
     if not any(parameter.requires_grad for parameter in model.parameters()):
         return None
-    if model.__dict__.get("fe_sharding") is not None:  # FSDP2: the sharded model does its own collectives
+    if is_sharded(model):  # FSDP2: the sharded model does its own collectives
         object.__setattr__(model, "fe_ddp", model)
         return model
     device_ids: Optional[List[int]] = [_communicator.device.index] if _communicator.device.type == "cuda" else None

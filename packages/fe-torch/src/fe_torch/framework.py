@@ -10,7 +10,7 @@ import torch
 from fe_core.framework.base import Backend, StateReducer
 from fe_core.schedule.scheduler import Scheduler
 
-from fe_torch import checkpoint, devices, distributed, kernels, optimizers, sharded_checkpoint
+from fe_torch import checkpoint, devices, distributed, kernels, optimizers, sharded_build
 from fe_torch import sharding as fsdp
 from fe_torch.network import TorchNetwork
 
@@ -91,13 +91,13 @@ class TorchBackend(Backend):
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"The torch backend can only compile torch.nn.Module models; model {model_name!r} is a "
                             f"{type(model).__name__}")
-        distributed.setup()  # started by torchrun: join the process group first (it picks this process's device)
+        spec = None if sharding is None else fsdp.resolve_sharding(sharding, model_name)
+        distributed.setup(cpu_offload=bool(spec is not None and spec.cpu_offload))  # join the process group first
         device = self.default_device()
-        model.to(device)
-        if sharding is not None:
-            communicator = distributed.communicator()
-            fsdp.shard_model(model, fsdp.resolve_sharding(sharding, model_name), model_name,
-                             communicator.world_size if communicator is not None else None)
+        if spec is None:
+            model.to(device)
+        else:
+            self._shard(model, spec, model_name, device)
         optimizer = optimizers.build_scheduled_optimizer(optimizer_fn, model, model_name, mixed_precision, device)
         if sharding is not None:
             fsdp.check_optimizers(model, optimizers.scheduled_optimizers(optimizer), model_name)
@@ -109,6 +109,39 @@ class TorchBackend(Backend):
         if weights_path:
             checkpoint.load_weights(model, weights_path)
         return model
+
+    def sharded_build_scope(self, model_fn: Any) -> Any:
+        """Where `build(..., sharding=...)` runs `model_fn` in a distributed run: the meta device (no memory; the
+        slices are materialised after sharding, see `fe_torch.sharded_build`). Elsewhere nothing changes (one
+        process refuses sharding in `compile_model`)."""
+        import contextlib  # pylint: disable=import-outside-toplevel
+        from fe_core.distributed.communicator import launcher_env  # pylint: disable=import-outside-toplevel
+        env = launcher_env()
+        if env is None or env["world_size"] < 2 or fsdp._torch_version() < fsdp.MIN_TORCH:  # pylint: disable=W0212
+            return contextlib.nullcontext()
+        return sharded_build.scope(model_fn)
+
+    @staticmethod
+    def _shard(model: torch.nn.Module, spec: Any, model_name: str, device: torch.device) -> None:
+        """Shard `model` over the processes: built on the meta device (`sharded_build_scope`), it is sharded, then
+        each process materialises its slices only; a model built whole (by the user, or with unsharded models in the
+        same `build`) is moved to the device and sharded from rank 0's weights, as DDP starts from rank 0's."""
+        communicator = distributed.communicator()
+        world = communicator.world_size if communicator is not None else None
+        fsdp.check_world(model_name, world)
+        if spec.cpu_offload and device.type == "cpu":
+            raise fsdp.offload_on_cpu_error(model_name)
+        if sharded_build.is_meta(model):
+            prepared = sharded_build.prepare(model, model_name)
+            fsdp.shard_model(model, spec, model_name, world, offload_checked=True)
+            sharded_build.materialize(model, torch.device("cpu") if spec.cpu_offload else device, model_name,
+                                      prepared)
+            fsdp.record_sharded_parameters(model)
+        else:
+            model.to(device)
+            sharded_build.broadcast_module_state(model, model if communicator.rank == 0 else None)
+            fsdp.shard_model(model, spec, model_name, world, offload_checked=True)
+        fsdp.sync_buffers(model)
 
     # ----- kernels -----
     kernel_model = staticmethod(kernels.model_kernel)
@@ -150,25 +183,36 @@ class TorchBackend(Backend):
 
     # ----- state -----
     def save_model(self, model: Any, save_dir: str, save_optimizer: bool) -> List[str]:
-        if fsdp.is_sharded(model):  # a checkpoint's distributed checkpoint (staged by every process), or a backup
-            return sharded_checkpoint.save_checkpoint_files(model, save_dir, save_optimizer)
-        return checkpoint.save_model(model, save_dir, save_optimizer)
+        return checkpoint.save_checkpoint_files(model, save_dir, save_optimizer)
 
     def load_model(self, model: Any, load_dir: str, load_optimizer: bool) -> None:
-        if not sharded_checkpoint.load_checkpoint_files(model, load_dir, load_optimizer):
-            checkpoint.load_model(model, load_dir, load_optimizer)
+        checkpoint.load_checkpoint_files(model, load_dir, load_optimizer)
+
+    def verified_when_read(self, name: str) -> bool:
+        """Whether a checkpoint file is verified by the processes that read it (`check_model`), not by every process
+        before the checkpoint is decoded: each process's slices of a sharded model."""
+        return checkpoint.verified_when_read(name)
+
+    def check_model(self, model: Any, checkpoint_data: Any, record: Any) -> None:
+        """Before a checkpoint is restored, without changing the model: its files fit it, and the files this process
+        will read that were left to it are undamaged (a collective for a sharded model). So a restore needs no copy
+        of the models to put back."""
+        checkpoint.check_checkpoint_files(model, checkpoint_data.directory, record.optimizer,
+                                          checkpoint_data.files, checkpoint_data.unverified)
 
     def stage_checkpoint(self, models: Sequence[Any], save_dir: str) -> None:
         """Before a checkpoint is written (every process, at the same point): each process writes its slices of the
-        sharded models (see `fe_torch.sharded_checkpoint`)."""
-        sharded_checkpoint.stage_models(list(models), save_dir)
+        sharded models (see `fe_torch.sharded_checkpoint`). Their buffers are saved as rank 0 holds them (the
+        distributed checkpoint writes one process's copy of a replicated tensor, not necessarily rank 0's), the values
+        every process continues from after a resume, as the next training step's broadcast does in the run that saved
+        it; each process keeps its own buffers afterwards."""
+        with fsdp.rank0_buffers([model for model in models if fsdp.is_sharded(model)]):
+            checkpoint.stage_checkpoint(models, save_dir)
 
-    def reshards(self, models: Sequence[Any], checkpoint: Any) -> bool:
+    def reshards(self, models: Sequence[Any], checkpoint_data: Any) -> bool:
         """Whether a checkpoint written by a different number of processes can still resume these models: yes when a
         model is sharded now or was sharded then (torch's distributed checkpoint reshards them exactly)."""
-        return any(fsdp.is_sharded(model) for model in models) or any(
-            str(name).startswith(sharded_checkpoint.dcp_dir_name(record.name) + "/")
-            for record in checkpoint.models for name in record.files)
+        return checkpoint.reshards(models, [name for record in checkpoint_data.models for name in record.files])
 
     def is_sharded(self, model: Any) -> bool:
         """Whether `model` is sharded across the processes (`build(sharding=...)`): no process holds it whole."""
@@ -177,9 +221,7 @@ class TorchBackend(Backend):
     def join_save_weights(self, model: Any) -> None:
         """On the processes that do not write a full-weights file: take part in gathering a sharded model's weights
         (a collective) while rank 0 writes them."""
-        if fsdp.is_sharded(model):
-            sharded_checkpoint.full_state_dict(model)
-            checkpoint._barrier()  # pylint: disable=protected-access  (rank 0 has written the file)
+        checkpoint.join_save_weights(model)
 
     def save_weights(self, model: Any, path: str) -> str:
         return checkpoint.save_weights(model, path)

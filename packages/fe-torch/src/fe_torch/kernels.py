@@ -81,6 +81,8 @@ def model_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Any:
     call = model
     if training:  # data-parallel training steps run through the model's DDP wrapper (fe_torch.distributed)
         call = model.__dict__.get("fe_ddp") or model
+        if call is model and sharding.is_sharded(model):  # what DDP's broadcast_buffers does in its forward
+            sharding.sync_buffers(model)
     if not op.intermediate_layers:
         result = call(data)
         if op.out_list and len(op.outputs) == 1 and not isinstance(result, (list, tuple)):
@@ -164,20 +166,13 @@ def _graph_reaches(root: Any, params: Sequence[Tensor]) -> bool:
 
 def check_update_reaches_model(op: Any, data: Any, state: Dict[str, Any]) -> None:
     """Warmup check of an UpdateOp (`update_kernel.fe_check`): some gradient of its loss must reach a trainable
-    weight of its model, else the update would silently never change the model. A sharded (FSDP) model is
-    updated from a loss only: FSDP2 reduces gradients in its own backward hooks, so gradients computed elsewhere would
-    step each process's slices with unreduced (or unmatched) values."""
-    if op.gradients is not None and op.model.__dict__.get("fe_sharding") is not None:
-        raise described(ValueError(
-            f"UpdateOp (model {_model_name(op.model)!r}, gradients {op.gradients!r}) in {_where(state)}: a model "
-            f"built with sharding= is updated from its loss only (FSDP2 reduces the gradients in its backward pass); "
-            f"give UpdateOp loss_name= instead of gradients="))
+    weight of its model, else the update would silently never change the model."""
     if op.gradients is not None or not isinstance(data, torch.Tensor):
         return
     model = op.model
     if model.__dict__.get("fe_ddp") is not None:  # DDP owns the backward pass of its model
         return
-    params = trainable_parameters(model)
+    params = _trainable(model)
     if not params:
         return
     grads: Sequence[Optional[Tensor]] = ()
@@ -227,14 +222,22 @@ def _gradients_from_loss(op: Any, loss: Tensor, params: List[Tensor], scaler: An
     return torch.autograd.grad(loss, params, retain_graph=op.retain_graph, allow_unused=True)
 
 
+def _trainable(model: torch.nn.Module) -> List[Tensor]:
+    """The parameters an update steps: a sharded model's slices (never the gathered copies FSDP2 sets on the modules
+    between a forward pass and its backward pass), else `model.parameters()`' trainable ones."""
+    if sharding.is_sharded(model):
+        return [parameter for parameter in sharding.sharded_parameters(model) if parameter.requires_grad]
+    return trainable_parameters(model)
+
+
 def _gradients_from_input(op: Any, gradients: Any, model: torch.nn.Module,
                           state: Dict[str, Any]) -> tuple:
     gradients = list(gradients) if isinstance(gradients, (list, tuple)) else [gradients]
     params = op.fe_backend_state.get("params")  # read once per epoch, as for a loss (TorchNetwork resets it)
     if params is None:
-        params = op.fe_backend_state["params"] = trainable_parameters(model)
+        params = op.fe_backend_state["params"] = _trainable(model)
     if len(gradients) != len(params):
-        every = list(model.parameters())
+        every = sharding.sharded_parameters(model) if sharding.is_sharded(model) else list(model.parameters())
         if len(gradients) != len(every):
             raise ValueError(f"UpdateOp of model {_model_name(model)!r}: gradients {op.gradients!r} hold "
                              f"{len(gradients)} tensors, but the model has {len(params)} trainable parameters "
@@ -266,12 +269,14 @@ def update_kernel(op: Any, data: Any, state: Dict[str, Any]) -> None:
         scaler = getattr(optimizer, "scaler", None)  # the GradScaler `build` attached (None without float16 AMP)
         params = backend_state.get("params")
         if params is None:
-            params = backend_state["params"] = trainable_parameters(model)
+            params = backend_state["params"] = _trainable(model)
         gradients: Sequence[Optional[Tensor]] = _gradients_from_loss(op, data, params, scaler, state)
     else:
         scaler = None
         params, gradients = _gradients_from_input(op, data, model, state)
-        if model.__dict__.get("fe_ddp") is not None:  # data-parallel: DDP's hooks never saw these; average them
+        if sharding.is_sharded(model):  # whole gradients of the gathered weights: averaged, then this rank's slices
+            gradients = sharding.shard_gradients(params, list(gradients))
+        elif model.__dict__.get("fe_ddp") is not None:  # data-parallel: DDP's hooks never saw these; average them
             gradients = distributed.average_gradients(list(gradients))
     merge = op.merge_grad
     if merge > 1:

@@ -21,7 +21,7 @@ from fe_core.network import BaseNetwork
 from fe_core.op.tensorop.model import ModelOp, UpdateOp
 from fe_core.schedule.scheduler import get_current_items
 
-from fe_torch import distributed
+from fe_torch import distributed, sharding
 from fe_torch.devices import NUMERIC_KINDS, model_device, standard_layout, to_device
 from fe_torch.kernels import expected_input_hint
 from fe_torch.precision import autocast_context
@@ -159,6 +159,9 @@ class TorchNetwork(BaseNetwork):
                 self._deferred_by_network.append(op)
 
     def _end_epoch(self) -> None:
+        for model in self.models:
+            if model.__dict__.get("fe_sharding") is not None:
+                sharding.reshard(model)
         for op in self._deferred_by_network:
             op.defer = False
         self._deferred_by_network = []

@@ -138,8 +138,8 @@ def save_model(model: Any,
     """Save `model` weights to a specific directory.
 
     Files: torch `<model_name>.pt` (+ `<model_name>_opt.pt`); TensorFlow `<model_name>.h5` as in FastEstimator (in
-    Keras 3's `.weights.h5` format, which `load_model` reads; + `<model_name>_opt.npz`, + `<model_name>.keras`, the
-    whole model, with `save_architecture`).
+    the HDF5 layout Keras' own `model.load_weights('<name>.h5')` reads, as does `load_model`; + `<model_name>_opt.npz`,
+    + `<model_name>.keras`, the whole model, with `save_architecture`).
 
     Args:
         model: A neural network instance to save.

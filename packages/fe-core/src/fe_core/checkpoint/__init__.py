@@ -9,7 +9,8 @@ decoded.
 """
 from fe_core.checkpoint.atomic_dir import atomic_directory, backup_path, find_directory
 from fe_core.checkpoint.checkpoint_dir import (FORMAT_NAME, FORMAT_VERSION, Checkpoint, SavedModel, is_checkpoint,
-                                               read_checkpoint, write_checkpoint)
+                                               read_checkpoint, read_manifest, verify_file, write_checkpoint)
+from fe_core.checkpoint.model_restore import restore_models
 from fe_core.checkpoint.codec import CheckpointDecodeError, CheckpointEncodeError, StateCodec
 from fe_core.checkpoint.hashed_file import HashingWriter, WrittenFile, write_hashed_file
 from fe_core.checkpoint.object_state import (check_object_states, get_object_state, get_object_states,
@@ -17,7 +18,8 @@ from fe_core.checkpoint.object_state import (check_object_states, get_object_sta
 from fe_core.checkpoint.rng_state import capture_rng_state, restore_rng_state
 
 __all__ = ["atomic_directory", "backup_path", "find_directory", "FORMAT_NAME", "FORMAT_VERSION", "Checkpoint",
-           "SavedModel", "is_checkpoint", "read_checkpoint", "write_checkpoint", "CheckpointDecodeError",
+           "SavedModel", "is_checkpoint", "read_checkpoint", "read_manifest", "verify_file", "restore_models",
+           "write_checkpoint", "CheckpointDecodeError",
            "CheckpointEncodeError", "StateCodec", "get_object_state", "set_object_state", "stateful_objects",
            "get_object_states", "check_object_states", "set_object_states", "capture_rng_state", "restore_rng_state",
            "HashingWriter", "WrittenFile", "write_hashed_file"]

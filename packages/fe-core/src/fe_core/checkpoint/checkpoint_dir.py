@@ -11,7 +11,9 @@ Layout::
     <model files> whatever each backend's `save_model` wrote, in the framework's own safe format
 
 The manifest in `system.json` lists every other file with its size and sha256, and `system_sha256` covers the rest of
-`system.json` itself (version 2); reading verifies all of them before decoding anything. The sizes and digests come
+`system.json` itself (version 2); reading verifies all of them before decoding anything, except the files a backend
+verifies as it reads them (a sharded model's slices: each process hashes only the files its read plan touches, before
+any model is changed; `read_checkpoint(verified_when_read=...)`). The sizes and digests come
 from the bytes the writers meant to write (`fe_core.checkpoint.hashed_file`): `state.json` and `arrays.npz` are
 hashed as they are written, and so is every model file whose backend's `save_model` reports a `WrittenFile`; only
 files without a reported digest (a backend that returns plain names) are hashed by reading them back. So a file
@@ -36,7 +38,7 @@ from fe_core.checkpoint.codec import CheckpointDecodeError, StateCodec
 from fe_core.checkpoint.hashed_file import WrittenFile, file_sha256, write_hashed_file
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "SYSTEM_FILE", "STATE_FILE", "ARRAYS_FILE", "SavedModel", "Checkpoint",
-           "write_checkpoint", "read_checkpoint", "is_checkpoint"]
+           "write_checkpoint", "read_checkpoint", "read_manifest", "verify_file", "is_checkpoint"]
 
 FORMAT_NAME = "fe-checkpoint"
 FORMAT_VERSION = 2
@@ -73,11 +75,16 @@ class Checkpoint:
         system: The plain System attributes.
         state: The decoded contents of `state.json` + `arrays.npz`.
         models: The saved models, in order.
+        files: The manifest: each file's size and sha256, by name relative to `directory`.
+        unverified: The files whose sha256 was left to the processes that read them (`read_checkpoint`'s
+            `verified_when_read`); their presence and size were checked.
     """
     directory: str
     system: Dict[str, Any]
     state: Dict[str, Any]
     models: List[SavedModel]
+    files: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    unverified: List[str] = field(default_factory=list)
 
 
 def _reported_digests(written: Iterable[str]) -> Dict[str, WrittenFile]:
@@ -206,29 +213,56 @@ def _safe_relative(name: Any) -> bool:
     return all(part not in ("", ".", "..") for part in name.split("/"))
 
 
-def _verify_manifest(directory: str, files: Any) -> None:
+def verify_file(directory: str, name: str, entry: Dict[str, Any], hash_it: bool = True) -> None:
+    """Check a checkpoint file against its manifest entry: present, of the recorded size and (with `hash_it`) sha256.
+
+    Args:
+        directory: The checkpoint directory.
+        name: The file's name relative to it ('/'-separated, as in the manifest).
+        entry: Its manifest entry, `{"size": int, "sha256": str}`.
+        hash_it: Read the file and compare its sha256 too.
+
+    Raises:
+        FileNotFoundError: If the file is missing.
+        ValueError: If its size or sha256 differs.
+    """
+    path = os.path.join(directory, *name.split("/"))
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"Checkpoint file {path!r} is missing (listed in "
+                                f"{os.path.join(directory, SYSTEM_FILE)!r})")
+    size = os.path.getsize(path)
+    if size != entry["size"]:
+        raise ValueError(f"Checkpoint file {path!r} is corrupt: expected {entry['size']} bytes, found {size}")
+    if hash_it:
+        digest = file_sha256(path)
+        if digest != entry["sha256"]:
+            raise ValueError(f"Checkpoint file {path!r} is corrupt: expected sha256 {entry['sha256']}, "
+                             f"found {digest}")
+
+
+def _verify_manifest(directory: str, files: Any, verified_when_read: Optional[Callable[[str], bool]] = None
+                     ) -> List[str]:
+    """Verify every file of the manifest; those `verified_when_read` names only for presence and size. Returns
+    those."""
     manifest_path = os.path.join(directory, SYSTEM_FILE)
     if not isinstance(files, dict):
         raise ValueError(f"{manifest_path!r} has no 'files' manifest")
     for required in (STATE_FILE, ARRAYS_FILE):
         if required not in files:
             raise ValueError(f"The manifest in {manifest_path!r} does not list {required!r}")
+    unverified = []
     for name, entry in files.items():
         if not _safe_relative(name):
             raise ValueError(f"The manifest in {manifest_path!r} names an unsafe path {name!r}")
         if not isinstance(entry, dict) or type(entry.get("size")) is not int or \
                 not isinstance(entry.get("sha256"), str):
             raise ValueError(f"The manifest in {manifest_path!r} has a malformed entry for {name!r}")
-        path = os.path.join(directory, *name.split("/"))
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"Checkpoint file {path!r} is missing (listed in {manifest_path!r})")
-        size = os.path.getsize(path)
-        if size != entry["size"]:
-            raise ValueError(f"Checkpoint file {path!r} is corrupt: expected {entry['size']} bytes, found {size}")
-        digest = file_sha256(path)
-        if digest != entry["sha256"]:
-            raise ValueError(f"Checkpoint file {path!r} is corrupt: expected sha256 {entry['sha256']}, "
-                             f"found {digest}")
+        later = verified_when_read is not None and name not in (STATE_FILE, ARRAYS_FILE) and \
+            bool(verified_when_read(name))
+        verify_file(directory, name, entry, hash_it=not later)
+        if later:
+            unverified.append(name)
+    return unverified
 
 
 def _saved_models(meta: Dict[str, Any], manifest_path: str) -> List[SavedModel]:
@@ -250,7 +284,38 @@ def _saved_models(meta: Dict[str, Any], manifest_path: str) -> List[SavedModel]:
     return saved
 
 
-def read_checkpoint(load_dir: str, codec: Optional[StateCodec] = None) -> Checkpoint:
+def read_manifest(load_dir: str) -> Dict[str, Any]:
+    """The verified `system.json` of a checkpoint (its format, version and `system_sha256`), files not verified.
+
+    Args:
+        load_dir: The checkpoint directory.
+
+    Returns:
+        Its content; `["files"]` is the manifest (each file's size and sha256).
+
+    Raises:
+        FileNotFoundError: If the directory or `system.json` is missing.
+        ValueError: If `system.json` is not a checkpoint's of a readable version, or differs from its sha256.
+    """
+    manifest_path = os.path.join(os.path.abspath(load_dir), SYSTEM_FILE)
+    meta = _read_json(manifest_path)
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise ValueError(f"{manifest_path!r} is not an fe checkpoint: expected format {FORMAT_NAME!r}, "
+                         f"found {found!r}")
+    version = meta.get("version")
+    if isinstance(version, bool) or version not in _READABLE_VERSIONS:
+        raise ValueError(f"{manifest_path!r} has checkpoint format version {version!r}; this fe-core reads versions "
+                         f"{list(_READABLE_VERSIONS)}")
+    if version >= 2 and meta.get("system_sha256") != _meta_digest(meta):
+        raise ValueError(f"{manifest_path!r} is corrupt: its contents do not match its system_sha256")
+    if not isinstance(meta.get("files"), dict):
+        raise ValueError(f"{manifest_path!r} has no 'files' manifest")
+    return meta
+
+
+def read_checkpoint(load_dir: str, codec: Optional[StateCodec] = None,
+                    verified_when_read: Optional[Callable[[str], bool]] = None) -> Checkpoint:
     """Verify and decode a checkpoint written by `write_checkpoint`.
 
     If `load_dir` is missing but the backup left by a save interrupted between its two renames exists, the backup is
@@ -259,6 +324,9 @@ def read_checkpoint(load_dir: str, codec: Optional[StateCodec] = None) -> Checkp
     Args:
         load_dir: The checkpoint directory.
         codec: The state codec (default: one with the loaded backends' reducers).
+        verified_when_read: Names the files (relative names) whose sha256 the process that reads them checks itself
+            (a sharded model's slices, each process reading its own): here only their presence and size are checked,
+            and they are listed in the result's `unverified`. Default: every file is hashed here.
 
     Returns:
         The verified checkpoint.
@@ -273,18 +341,8 @@ def read_checkpoint(load_dir: str, codec: Optional[StateCodec] = None) -> Checkp
         raise FileNotFoundError(f"No checkpoint directory at {os.path.abspath(load_dir)!r}")
     _refuse_links(directory)
     manifest_path = os.path.join(directory, SYSTEM_FILE)
-    meta = _read_json(manifest_path)
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
-        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-        raise ValueError(f"{manifest_path!r} is not an fe checkpoint: expected format {FORMAT_NAME!r}, "
-                         f"found {found!r}")
-    version = meta.get("version")
-    if isinstance(version, bool) or version not in _READABLE_VERSIONS:
-        raise ValueError(f"{manifest_path!r} has checkpoint format version {version!r}; this fe-core reads versions "
-                         f"{list(_READABLE_VERSIONS)}")
-    if version >= 2 and meta.get("system_sha256") != _meta_digest(meta):
-        raise ValueError(f"{manifest_path!r} is corrupt: its contents do not match its system_sha256")
-    _verify_manifest(directory, meta.get("files"))
+    meta = read_manifest(directory)
+    unverified = _verify_manifest(directory, meta.get("files"), verified_when_read)
     models = _saved_models(meta, manifest_path)
     system = meta.get("system")
     if not isinstance(system, dict):
@@ -303,4 +361,5 @@ def read_checkpoint(load_dir: str, codec: Optional[StateCodec] = None) -> Checkp
         raise CheckpointDecodeError(f"{os.path.join(directory, STATE_FILE)!r}: {error}") from error
     if not isinstance(state, dict):
         raise ValueError(f"{os.path.join(directory, STATE_FILE)!r} should hold a dict")
-    return Checkpoint(directory=directory, system=system, state=state, models=models)
+    return Checkpoint(directory=directory, system=system, state=state, models=models, files=dict(meta["files"]),
+                      unverified=unverified)

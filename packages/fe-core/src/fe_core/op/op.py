@@ -12,7 +12,7 @@ from fe_core.containers import to_list, to_set
 from fe_core.modes import check_ds_id, check_io_names, parse_modes
 from fe_core.export import fe_export
 
-__all__ = ["Op", "get_inputs_by_op", "write_outputs_by_op", "ungroup_outputs"]
+__all__ = ["Op", "get_inputs_by_op", "write_outputs_by_op", "ungroup_outputs", "check_output_count"]
 
 
 @fe_export("fe.op.op.Op", "fe.op.Op")
@@ -102,6 +102,23 @@ def write_outputs_by_op(op: Op, store: MutableMapping[str, Any], outputs: Any) -
         return
     outputs = ungroup_outputs(op, outputs)
     if len(outputs) != len(op.outputs):
-        raise ValueError(f"{type(op).__name__} declares outputs {op.outputs} but returned {len(outputs)} value(s)")
+        check_output_count(op, op.outputs, len(outputs))
     for key, value in zip(op.outputs, outputs):
         store[key] = value
+
+
+def check_output_count(op: Any, outputs: List[str], count: int, where: str = "") -> None:
+    """Judge a list-output op that returned `count` values for `outputs` (called only when they differ).
+
+    Fewer values than keys is an error. More is what FastEstimator accepts silently, writing the first ones (a
+    single array returned for `outputs=['x']` gives 'x' its first row): fe does the same, with a warning.
+
+    Raises:
+        ValueError: If the op returned fewer values than it declares outputs.
+    """
+    message = f"{type(op).__name__} declares outputs {list(outputs)} but returned {count} value(s)"
+    if count < len(outputs):
+        raise ValueError(message + (f" ({where})" if where else ""))
+    from fe_core.warning_lines import fe_warn  # pylint: disable=import-outside-toplevel
+    fe_warn(f"{message}: only the first {len(outputs)} are written, as FastEstimator does (return a list of "
+            f"{len(outputs)} value(s), or declare outputs as a string to write one value whole)", stacklevel=3)

@@ -15,7 +15,7 @@ import numpy as np
 from fe_core.op.numpyop.delete import Delete
 from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.numpyop.remove_if import FilteredData
-from fe_core.op.op import ungroup_outputs
+from fe_core.op.op import check_output_count, ungroup_outputs
 
 __all__ = ["Step", "compile_steps", "run_steps", "OpTimer", "add_note"]
 
@@ -151,8 +151,7 @@ def run_steps(store: MutableMapping[str, Any], steps: List[Step], state: Dict[st
         if outputs:
             if out_list:
                 if len(result) != len(outputs):
-                    raise ValueError(f"{type(op).__name__} declares outputs {list(outputs)} but returned "
-                                     f"{len(result)} value(s) ({_describe(op, state)})")
+                    check_output_count(op, outputs, len(result), _describe(op, state))
                 for key, value in zip(outputs, result):
                     store[key] = value
             else:

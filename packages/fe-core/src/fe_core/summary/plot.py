@@ -133,7 +133,12 @@ def plot_logs(experiments: Union[Summary, Sequence[Summary]],
               pretty_names: bool = False,
               include_metrics: Union[None, str, Iterable[str]] = None,
               share_legend: bool = True) -> "Figure":
-    """Draw the histories into a new matplotlib Figure (without pyplot, so no window and no global state).
+    """Draw the histories into a new figure (without pyplot, so no window and no global state).
+
+    The result is FastEstimator's `FigureFE` (a plotly figure: `fig.show()` displays it in a notebook,
+    `fig.show(save_path="history.html")` saves it) that is also the matplotlib Figure of the same drawing: its `axes`,
+    `savefig`, ... are the matplotlib figure's (`fe_core.summary.log_figure`). Without plotly installed, it is the
+    matplotlib Figure alone.
 
     Args:
         experiments: The Summary (or Summaries) to draw; their names label the curves when there are several.
@@ -144,14 +149,19 @@ def plot_logs(experiments: Union[Summary, Sequence[Summary]],
         share_legend: One legend for the whole figure (True) or one per subplot (False).
 
     Returns:
-        The Figure.
+        The figure (a `FigureFE` that is also a matplotlib figure).
 
     Raises:
         ImportError: If matplotlib is not installed (the message says how to install it).
         ValueError: If there is nothing to draw, or an included key has no values.
     """
-    return _draw(experiments, _import_figure(), smooth_factor, share_legend, ignore_metrics, pretty_names,
-                 include_metrics)
+    figure = _draw(experiments, _import_figure(), smooth_factor, share_legend, ignore_metrics, pretty_names,
+                   include_metrics)
+    try:
+        from fe_core.summary.log_figure import to_log_figure  # pylint: disable=import-outside-toplevel
+    except ImportError:  # no plotly: the matplotlib figure
+        return figure
+    return to_log_figure(figure)
 
 
 def _draw(experiments: Union[Summary, Sequence[Summary]], figure_factory: Any, smooth_factor: float,

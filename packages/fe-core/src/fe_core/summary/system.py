@@ -413,31 +413,10 @@ class System:
             raise ValueError(f"Checkpoint {where!r}: system.json has a malformed eval_log_steps {steps!r:.60}")
 
     def _load_models(self, checkpoint: "Checkpoint") -> None:
-        """Load every model's saved files; if one fails, the models already loaded are put back as they were."""
-        import shutil
-        import tempfile
+        """Load every model's saved files, all or nothing (see `fe_core.checkpoint.model_restore`)."""
+        from fe_core.checkpoint.model_restore import restore_models
         models = self._models()
-        backend = self.network.backend if models else None
-        backup = tempfile.mkdtemp(prefix="fe-restore-")
-        try:
-            for model in models:
-                backend.save_model(model, backup, save_optimizer=getattr(model, "optimizer", None) is not None)
-            loaded: List[Any] = []
-            try:
-                for model, record in zip(models, checkpoint.models):
-                    current_name = getattr(model, "model_name", None)
-                    model.model_name = record.name  # the files carry the saved name (auto names may differ)
-                    try:
-                        backend.load_model(model, checkpoint.directory, load_optimizer=record.optimizer)
-                    finally:
-                        model.model_name = current_name
-                    loaded.append(model)
-            except Exception:
-                for model in loaded:
-                    backend.load_model(model, backup, load_optimizer=getattr(model, "optimizer", None) is not None)
-                raise
-        finally:
-            shutil.rmtree(backup, ignore_errors=True)
+        restore_models(self.network.backend if models else None, models, checkpoint)
 
     def _own_rank_entry(self, checkpoint: "Checkpoint", load_dir: str) -> Optional[Dict[str, Any]]:
         """This rank's random and trace state. A checkpoint of sharded models written by a different number of
@@ -466,7 +445,9 @@ class System:
         Restoring is all or nothing. Everything is verified before anything is changed: the manifest (every file
         present with the recorded size and sha256, no symbolic links), the format and version, the type and range of
         every System attribute, and that the checkpoint's models, traces, ops and datasets match the in-memory ones.
-        Then the models are loaded (if one fails, those already loaded are put back), then the run's position and
+        Then the models are loaded, all or nothing (a backend that checks its files first has every model checked
+        before any is loaded, with no copy of them; otherwise those loaded before a failure are put back from a
+        temporary copy; see `fe_core.checkpoint.model_restore`), then the run's position and
         counters, summary, custom graphs, object states and random states. The System's own configuration (total
         epochs, log steps, steps per epoch) is never taken from a checkpoint; of traces, ops, slicers and datasets the
         checkpoint restores data (numbers, arrays, tensors, constructor arguments included, as FastEstimator does) but
@@ -486,7 +467,8 @@ class System:
         from fe_core.checkpoint.checkpoint_dir import read_checkpoint
         from fe_core.checkpoint.object_state import set_object_state, set_object_states, stateful_objects
         from fe_core.checkpoint.rng_state import restore_rng_state
-        checkpoint = read_checkpoint(load_dir)
+        backend = self.network.backend if self.network is not None else None
+        checkpoint = read_checkpoint(load_dir, verified_when_read=getattr(backend, "verified_when_read", None))
         self._check_checkpoint(checkpoint)
         own = self._own_rank_entry(checkpoint, load_dir)  # this rank's random and trace state, if several
         self._load_models(checkpoint)  # the step most likely to fail: first, and undone if it does

@@ -9,7 +9,8 @@ This is the one downloader of fe (the dataset loaders and `download_file_from_go
   starts over when it does not);
 - `checksum` (hex digest, `algorithm` sha256 by default, or 'md5', 'sha1', ...) is verified before the rename; a
   mismatch deletes the partial file and raises `ChecksumError`;
-- no network (or an unreachable host) raises `DownloadError` with one line naming the URL and the reason.
+- no network (or an unreachable host) raises `DownloadError` with one line naming the URL, the reason, and where to
+  place a copy of the file obtained another way.
 
 Example:
     >>> path = download("https://example.com/data.zip", "/tmp/data", progress=False)  # doctest: +SKIP
@@ -29,7 +30,7 @@ from typing import Callable, Dict, Optional, Union
 from fe_core.export import fe_export
 from fe_core.util.download_progress import bar_custom
 
-__all__ = ["download", "file_digest", "DownloadError", "ChecksumError", "ProgressCallback"]
+__all__ = ["download", "file_digest", "place_hint", "DownloadError", "ChecksumError", "ProgressCallback"]
 
 ProgressCallback = Callable[[int, int], None]  #: called with (bytes so far, total bytes or -1 when unknown)
 
@@ -238,7 +239,12 @@ def download(url: str,
     if isinstance(last_error, ChecksumError):
         raise last_error
     raise DownloadError(f"Could not download {url} to {path} after {attempt + 1} attempt(s): "
-                        f"{_describe(last_error)}") from last_error
+                        f"{_describe(last_error)}. {place_hint(path)}") from last_error
+
+
+def place_hint(path: str) -> str:
+    """What a download error says to do without network: put a copy of the file where the download would have."""
+    return f"To use a copy obtained another way, place the file at {path} and run again"
 
 
 def _describe(error: Optional[BaseException]) -> str:

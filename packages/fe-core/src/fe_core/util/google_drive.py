@@ -18,7 +18,7 @@ import urllib.request
 from typing import Dict, Optional, Tuple
 
 from fe_core.export import fe_export
-from fe_core.util.downloads import DownloadError, download
+from fe_core.util.downloads import DownloadError, download, place_hint
 
 __all__ = ["download_file_from_google_drive", "GOOGLE_DRIVE_URL"]
 
@@ -102,6 +102,7 @@ def download_file_from_google_drive(file_id: str, destination: str, max_retries:
             return
         except (urllib.error.URLError, OSError) as error:  # DownloadError is an OSError (ConnectionError)
             last_error = error
-    reason = last_error.reason if isinstance(last_error, urllib.error.URLError) else last_error
-    raise DownloadError(f"Could not download Google Drive file {file_id!r} to {destination} after {attempts} "
-                        f"attempt(s): {reason}") from last_error
+    reason = str(last_error.reason if isinstance(last_error, urllib.error.URLError) else last_error)
+    hint = "" if place_hint(destination) in reason else f". {place_hint(destination)}"
+    raise DownloadError(f"Could not download Google Drive file {file_id!r} ({_service_url(file_id)}) to {destination} "
+                        f"after {attempts} attempt(s): {reason.rstrip('.')}{hint}") from last_error

@@ -40,8 +40,10 @@ def binary_crossentropy(y_pred: Any, y_true: Any, from_logits: bool, average_los
     if from_logits:
         loss = tf.nn.sigmoid_cross_entropy_with_logits(labels=target, logits=pred)
     else:
+        # As Keras 2's binary cross entropy (FastEstimator's): clipped, and epsilon inside both logarithms
         probability = tf.clip_by_value(pred, EPSILON, 1.0 - EPSILON)
-        loss = -(target * tf.math.log(probability) + (1.0 - target) * tf.math.log1p(-probability))
+        loss = -(target * tf.math.log(probability + EPSILON)
+                 + (1.0 - target) * tf.math.log(1.0 - probability + EPSILON))
     if class_weights is not None and (not isinstance(class_weights, dict) or class_weights):
         loss = _weighted(loss, tf.round(target), class_weights, 2)
     if loss.shape.rank is None or loss.shape.rank > 1:

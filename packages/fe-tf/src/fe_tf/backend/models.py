@@ -12,6 +12,7 @@ import tensorflow as tf
 from fe_tf import checkpoint
 from fe_tf.optimizers import get_learning_rate, inner_optimizer, set_learning_rate
 from fe_tf._keras import KERAS2
+from fe_tf.h5_weights import save_h5_weights
 from fe_tf.precision import is_loss_scaled, loss_scale
 
 __all__ = ["feed_forward", "apply_unscaled_gradients", "update_step", "get_lr", "set_lr", "save_model", "load_model",
@@ -131,14 +132,15 @@ def _named(model: Any, name: str) -> Iterator[None]:
 
 
 def save_model(model: Any, save_dir: str, model_name: str, save_optimizer: bool, save_architecture: bool) -> str:
-    """The TensorFlow case of `fe.backend.save_model`: `<model_name>.h5` as in FastEstimator (holding Keras 3's
-    `.weights.h5` format, which `load_model` reads), `<model_name>_opt.npz`, and `<model_name>.keras` (the whole
-    model) with `save_architecture`."""
+    """The TensorFlow case of `fe.backend.save_model`: `<model_name>.h5` as in FastEstimator (in the HDF5 layout
+    Keras' own `model.load_weights` reads for that name, see `fe_tf.h5_weights`; `load_model` reads it too),
+    `<model_name>_opt.npz`, and `<model_name>.keras` (the whole model) with `save_architecture`."""
     os.makedirs(save_dir, exist_ok=True)
     with _named(model, model_name):
         files = checkpoint.save_model(model, save_dir, save_optimizer)
     path = os.path.join(save_dir, f"{model_name}.h5")
-    os.replace(os.path.join(save_dir, files[0]), path)  # written atomically under Keras' name; FastEstimator's name
+    save_h5_weights(model, path)  # written in a private file, then moved to FastEstimator's name
+    os.remove(os.path.join(save_dir, files[0]))  # the checkpoint format's '<name>.weights.h5'; '<name>.h5' replaces it
     if save_architecture:
         attached = {key: model.__dict__[key] for key in ("optimizer", "current_optimizer") if key in model.__dict__}
         for key in attached:  # fe's optimizers are not part of the architecture file

@@ -125,25 +125,7 @@ def load_model(model: torch.nn.Module, weights_path: str, load_optimizer: bool) 
     if not os.path.isfile(weights_path):
         raise FileNotFoundError(f"fe.backend.load_model: weights file {weights_path!r} for torch model "
                                 f"{_name(model)!r} does not exist")
-    if model.__dict__.get("fe_sharding") is not None:  # rank 0 reads the whole weights, each process keeps a slice
-        from fe_torch.sharded_checkpoint import load_full_weights  # pylint: disable=import-outside-toplevel
-
-        def read() -> Dict[str, Any]:
-            whole = torch.load(weights_path, map_location="cpu", weights_only=True)
-            if not isinstance(whole, dict):
-                raise ValueError(f"{weights_path!r} does not hold a state_dict for torch model {_name(model)!r}")
-            return _strip_data_parallel(whole)
-
-        load_full_weights(model, read, repr(weights_path))
-    else:
-        state = torch.load(weights_path, map_location=model_device(model), weights_only=True)
-        if not isinstance(state, dict):
-            raise ValueError(f"{weights_path!r} does not hold a state_dict for torch model {_name(model)!r}")
-        try:
-            model.load_state_dict(_strip_data_parallel(state))
-        except (RuntimeError, KeyError) as error:
-            raise ValueError(f"The weights in {weights_path!r} do not fit torch model {_name(model)!r}: "
-                             f"{error}") from None
+    checkpoint.load_weights(model, weights_path, _strip_data_parallel)  # a sharded model: rank 0 reads the file
     if load_optimizer:
         directory, file_name = os.path.split(os.path.abspath(weights_path))
         stem, extension = os.path.splitext(file_name)
@@ -151,11 +133,7 @@ def load_model(model: torch.nn.Module, weights_path: str, load_optimizer: bool) 
             raise ValueError(f"fe.backend.load_model: the optimizer is found next to '<name>.pt' weights as "
                              f"'<name>_opt.pt'; {weights_path!r} is not a .pt file")
         with _named(model, stem):
-            if model.__dict__.get("fe_sharding") is not None:  # whole optimizer state: each process keeps its slices
-                from fe_torch.sharded_checkpoint import load_full_checkpoint  # pylint: disable=import-outside-toplevel
-                load_full_checkpoint(model, directory, load_optimizer=True)
-            else:
-                checkpoint.load_model(model, directory, load_optimizer=True)
+            checkpoint.load_model(model, directory, load_optimizer=True)
 
 
 def l2_regularization(model: torch.nn.Module, beta: float) -> torch.Tensor:

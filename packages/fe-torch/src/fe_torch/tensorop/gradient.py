@@ -39,9 +39,13 @@ def _gradients(final: Tensor, sources: Sequence[Tensor], retain: bool, what: str
 
 def gradient_kernel(op: Any, data: List[Tensor], state: Dict[str, Any]) -> List[Any]:
     """Gradients of each final (summed if not scalar) w.r.t. the input tensors or the model's trainable parameters;
-    missing gradients (unconnected sources) come back as zeros."""
+    missing gradients (unconnected sources) come back as zeros. For a sharded model they are this process's whole
+    gradients of the gathered weights (as for a DDP model: `UpdateOp(gradients=...)` averages them)."""
     finals = data[op.num_sources:]
-    if op.model is not None:
+    if op.model is not None and op.model.__dict__.get("fe_sharding") is not None:
+        from fe_torch.sharding import graph_leaves  # pylint: disable=import-outside-toplevel
+        sources = graph_leaves(op.model)  # the gathered weights this step's forward pass computed with
+    elif op.model is not None:
         cached = op.__dict__.get("_fe_torch_parameters")
         if cached is None or cached[0] is not op.model:  # walking the module tree every step costs more than the op
             cached = op.__dict__["_fe_torch_parameters"] = (op.model, list(op.model.parameters()))

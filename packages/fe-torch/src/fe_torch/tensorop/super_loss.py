@@ -28,7 +28,12 @@ def super_loss_init_kernel(op: Any, device: Any, state: Dict[str, Any]) -> None:
     for mode in ("train", "eval", "test", "infer"):
         initial = 0.0 if op.tau_method == "exp" else float(op.tau_method)
         init, tau = pending.get(mode, (0.0, initial))
-        states[mode] = [bool(init), torch.tensor(float(tau), dtype=torch.float32, device=device)]
+        states[mode] = [_flag(init), torch.tensor(float(tau), dtype=torch.float32, device=device)]
+
+
+def _flag(value: Any) -> Tensor:
+    """FastEstimator's `initialized` flag: a bool tensor (on the CPU, so testing it never waits for a GPU)."""
+    return torch.tensor(bool(value))
 
 
 def super_loss_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Union[Tensor, List[Tensor]]:
@@ -37,7 +42,8 @@ def super_loss_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Union[Tensor
     if isinstance(base, (list, tuple)):
         base = base[0]
     base = base.float()
-    entry = _super_loss_states(op).setdefault(state.get("mode", "train"), [False, torch.zeros((), device=base.device)])
+    entry = _super_loss_states(op).setdefault(state.get("mode", "train"),
+                                              [_flag(False), torch.zeros((), device=base.device)])
     tau = entry[1]
     if tau.device != base.device:
         tau = entry[1] = tau.to(base.device)
@@ -45,8 +51,8 @@ def super_loss_kernel(op: Any, data: Any, state: Dict[str, Any]) -> Union[Tensor
         mean = base.detach().mean()
         tau = tau - 0.1 * (tau - mean) if entry[0] else mean
         entry[1] = tau
-        if not state.get("warmup", False):
-            entry[0] = True
+        if not state.get("warmup", False) and not entry[0]:
+            entry[0] = _flag(True)
     shifted = base - tau
     ln_sigma = -lambertw(0.5 * torch.clamp(shifted.detach() / op.lam, min=op.CAP))
     loss = shifted * torch.exp(ln_sigma) + op.lam * ln_sigma**2
@@ -65,7 +71,7 @@ def super_loss_write_kernel(op: Any, data: Dict[str, List[float]], state: Dict[s
     states = _super_loss_states(op)
     for mode, (init, tau) in data.items():
         device = states[mode][1].device if mode in states else None
-        states[mode] = [bool(init), torch.tensor(float(tau), dtype=torch.float32, device=device)]
+        states[mode] = [_flag(init), torch.tensor(float(tau), dtype=torch.float32, device=device)]
 
 
 KERNELS = {

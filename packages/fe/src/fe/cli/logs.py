@@ -95,9 +95,28 @@ def _save_target(args: argparse.Namespace) -> str:
 
 
 # What `logs` reads when given a dict (FastEstimator passes `vars(args)`) that leaves an option out.
-LOGS_DEFAULTS = {"out": DEFAULT_OUT, "save": None, "display": False, "overwrite": False, "extension": ".txt",
-                 "recursive": False, "include": None, "ignore": None, "all_keys": False, "smooth": 0.0,
-                 "pretty_names": False, "share_legend": True, "group": None}
+LOGS_DEFAULTS = {"out": DEFAULT_OUT, "save": False, "save_dir": None, "display": False, "overwrite": False,
+                 "extension": ".txt", "recursive": False, "include": None, "ignore": None, "all_keys": False,
+                 "smooth": 1.0, "pretty_names": False, "share_legend": True, "group": None}
+
+
+class _LogDirAction(argparse.Action):
+    """Store the log paths under FastEstimator's 'log_dir': one path as a str (as its parser gives it), several as a
+    list."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: Optional[str] = None) -> None:
+        values = list(values)
+        setattr(namespace, self.dest, values[0] if len(values) == 1 else values)
+
+
+class _SaveAction(argparse.Action):
+    """`--save [DIR]` as FastEstimator's parser records it: 'save' True, and 'save_dir' the directory (or None)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: Optional[str] = None) -> None:
+        setattr(namespace, "save", True)
+        setattr(namespace, "save_dir", values)
 
 
 def logs(args: Options, unknown: Optional[List[str]]) -> int:
@@ -166,11 +185,12 @@ def add_logs_parser(subparsers: Any) -> None:
                                    "replaced only with --overwrite. Bookkeeping keys (steps/sec, epoch_time, "
                                    "total_time, learning rates, since_best_*, ...) are drawn only with --all_keys or "
                                    "--include.", allow_abbrev=False)
-    parser.add_argument("paths", nargs="+", metavar="LOG_DIR_OR_FILE", help="log files, or directories of them")
+    parser.add_argument("log_dir", nargs="+", action=_LogDirAction, metavar="LOG_DIR_OR_FILE",
+                        help="log files, or directories of them")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--out", default=DEFAULT_OUT, metavar="FILE",
                         help="the image file to write (default: history.png in the working directory)")
-    output.add_argument("--save", nargs="?", const=True, default=None, metavar="DIR",
+    output.add_argument("--save", nargs="?", action=_SaveAction, default=False, metavar="DIR",
                         help="save parse_logs.png into DIR (default: the log directory), as FastEstimator does")
     output.add_argument("--display", action="store_true", help="show the figure in a window instead of saving it")
     parser.add_argument("--overwrite", action="store_true", help="replace the image file if it exists")
@@ -182,7 +202,8 @@ def add_logs_parser(subparsers: Any) -> None:
     parser.add_argument("--all_keys", action="store_true",
                         help="also draw bookkeeping keys (steps/sec, epoch_time, total_time, learning rates, "
                         "logging_interval, num_device, since_best_*, BestModelSaver's max_*/min_*)")
-    parser.add_argument("--smooth", type=float, default=0.0, help="gaussian smoothing of the curves (0: none)")
+    parser.add_argument("--smooth", type=float, default=1, help="gaussian smoothing of the curves (0: none; default 1, "
+                        "as FastEstimator's)")
     parser.add_argument("--pretty_names", action="store_true", help="clean up key names in subplot titles")
     legend = parser.add_mutually_exclusive_group()
     legend.add_argument("--common_legend", dest="share_legend", action="store_true", default=True,
@@ -192,7 +213,7 @@ def add_logs_parser(subparsers: Any) -> None:
     parser.add_argument("--group", metavar="REGEX", default=None,
                         help="average logs whose file names match REGEX with the same first captured group into "
                         "mean +- stddev curves, e.g. '(.*)_[0-9]+\\.txt'")
-    parser.set_defaults(func=logs)
+    parser.set_defaults(func=logs, save_dir=None)
 
 
 def configure_log_parser(subparsers: Any) -> None:

@@ -1,10 +1,12 @@
-"""The `fe` command: `fe train`, `fe test`, `fe run`, `fe logs`, `fe plot`, `fe history` (`fe COMMAND --help`)."""
+"""The `fe` command: `fe train`, `fe test`, `fe run`, `fe logs`, `fe plot`, `fe history`, `fe checkpoint`
+(`fe COMMAND --help`)."""
 from __future__ import annotations
 
 import argparse
 import sys
 from typing import List, NoReturn, Optional
 
+from fe.cli.checkpoint import configure_checkpoint_parser
 from fe.cli.errors import USAGE_EXIT_CODE, CLIError
 from fe.cli.history import configure_history_parser
 from fe.cli.logs import add_logs_parser
@@ -15,7 +17,7 @@ from fe_core.config_error import ConfigurationError, configuration_error_line, w
 
 __all__ = ["build_parser", "main", "run_main"]
 
-_COMMANDS = ("train", "test", "run", "logs", "plot", "history")
+_COMMANDS = ("train", "test", "run", "logs", "plot", "history", "checkpoint")
 INTERRUPTED_EXIT_CODE = 130
 CONFIGURATION_EXIT_CODE = 1  # the script's configuration was refused (as Python's exit code for an unhandled error)  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
@@ -33,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
                      allow_abbrev=False)
     from fe.__about__ import __version__  # pylint: disable=import-outside-toplevel
     parser.add_argument("--version", action="version", version=f"fe {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # The command's name is the options' 'mode', as in FastEstimator's parser (`vars(args)["mode"] == "train"`).
+    subparsers = parser.add_subparsers(dest="mode", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
     add_train_parser(subparsers)
     add_test_parser(subparsers)
@@ -41,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_logs_parser(subparsers)
     configure_plot_parser(subparsers)
     configure_history_parser(subparsers)
+    configure_checkpoint_parser(subparsers)
     return parser
 
 
@@ -62,7 +66,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     prog = f"fe {command}" if command in _COMMANDS else "fe"
     try:
         args, unknown = build_parser().parse_known_args(tokens)
-        return int(args.func(vars(args), unknown) or 0)  # each command gets a dict, as FastEstimator passes it
+        # each command gets a dict, as FastEstimator's run_main passes it; the function is looked up when the parser
+        # is built, so a patched `fe.cli.train.train` is the one called
+        return int(args.func(vars(args), unknown) or 0)
     except CLIError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return USAGE_EXIT_CODE

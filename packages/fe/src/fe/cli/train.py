@@ -30,9 +30,9 @@ __all__ = ["add_train_parser", "add_test_parser", "configure_train_parser", "con
 
 _WARMUP = {"true": True, "false": False}
 # What `train` / `test` read when given a dict (FastEstimator passes `vars(args)`) that leaves an option out.
-TRAIN_DEFAULTS: Dict[str, Any] = {"hyperparameters_json": None, "summary": None, "eager": "false", "warmup": "true",
+TRAIN_DEFAULTS: Dict[str, Any] = {"hyperparameters_json": None, "summary": None, "eager": False, "warmup": True,
                                   "then_test": False, "no_test": False}
-TEST_DEFAULTS: Dict[str, Any] = {"hyperparameters_json": None, "summary": None, "eager": "false", "weights": None}
+TEST_DEFAULTS: Dict[str, Any] = {"hyperparameters_json": None, "summary": None, "eager": False, "weights": None}
 
 
 def parsed_arguments(hyperparameters_json: Optional[str], raw: Dict[str, Any]) -> Dict[str, Any]:
@@ -87,11 +87,22 @@ def _fit_and_test(estimator: Any, summary: Optional[str], warmup: bool, run_test
     return 0
 
 
-def _parse_warmup(text: str, flag: str = "--warmup") -> bool:
+def _parse_warmup(text: Any, flag: str = "--warmup") -> bool:
+    """A flag's value as a bool: True / False as given, or the strings 'true' / 'false' (any case)."""
+    if isinstance(text, bool):
+        return text
     try:
         return _WARMUP[str(text).lower()]
     except KeyError:
         raise CLIError(f"{flag} must be true or false, got {text!r}") from None
+
+
+def boolean_option(text: str) -> bool:
+    """argparse's `type` for `--warmup` / `--eager`: 'true' / 'false' (any case) as a bool, as FastEstimator's parser
+    hands them to the command functions."""
+    if str(text).lower() not in _WARMUP:
+        raise argparse.ArgumentTypeError(f"must be true or false, got {text!r}")
+    return _WARMUP[str(text).lower()]
 
 
 def train(args: Options, unknown: Optional[List[str]]) -> int:
@@ -99,7 +110,8 @@ def train(args: Options, unknown: Optional[List[str]]) -> int:
 
     Args:
         args: The options, as a Namespace or as the dict FastEstimator passes (`vars(args)`): 'entry_point' (the
-            script or module), and optionally 'hyperparameters_json', 'summary', 'warmup', 'eager', 'then_test'.
+            script or module), and optionally 'hyperparameters_json', 'summary', 'warmup', 'eager' (booleans, or the
+            strings 'true' / 'false'), 'then_test'; others ('mode', 'func') are ignored.
         unknown: The remaining `--key value` pairs, passed to `get_estimator`.
 
     Returns:
@@ -150,7 +162,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hyperparameters", dest="hyperparameters_json", metavar="JSON_FILE",
                         help="a JSON file of get_estimator() arguments (command-line ones win)")
     parser.add_argument("--summary", default=None, help="experiment name")
-    parser.add_argument("--eager", default="false",
+    parser.add_argument("--eager", default=False, type=boolean_option, metavar="{true,false}",
                         help="run TensorFlow eagerly instead of in tf.function (true or false; torch ignores it)")
     parser.add_argument_group("get_estimator() arguments",
                               "any other --name value pair is passed to get_estimator(name=value), e.g. --epochs 2 "
@@ -165,7 +177,8 @@ def add_train_parser(subparsers: Any) -> None:
                                    "SCRIPT --help` lists SCRIPT's arguments.", allow_abbrev=False, add_help=False)
     add_script_help(parser)
     _add_common(parser)
-    parser.add_argument("--warmup", default="true", help="run the warmup checks first (true or false)")
+    parser.add_argument("--warmup", default=True, type=boolean_option, metavar="{true,false}",
+                        help="run the warmup checks first (true or false)")
     parser.add_argument("--then_test", action="store_true",
                         help="after training, also test when the pipeline has test data (FastEstimator's train only "
                         "fits)")

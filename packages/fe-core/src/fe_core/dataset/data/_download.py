@@ -113,8 +113,14 @@ def fetch(url: str, directory: str, file_name: Optional[str] = None, checksum: O
     source = mirror_url(url)
     if not os.path.exists(destination):
         print(f"Downloading {name} to {directory}")
-    path = download(source, destination, progress=_progress(name) if progress else False, checksum=checksum,
-                    algorithm=algorithm)
+    try:
+        path = download(source, destination, progress=_progress(name) if progress else False, checksum=checksum,
+                        algorithm=algorithm)
+    except DownloadError as error:
+        if source == url:
+            raise
+        # name the file's own URL too: the mirror's copy is what could not be fetched
+        raise DownloadError(f"{error} (the {MIRROR_ENV} copy of {url})") from error
     if checksum is not None:
         _record_verified(path, checksum, algorithm)
     return path

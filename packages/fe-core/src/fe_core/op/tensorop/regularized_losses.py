@@ -101,8 +101,8 @@ class SuperLoss(LossOp):
 
     @property
     def initialized(self) -> Dict[str, Any]:
-        """FastEstimator's {mode: whether the moving-average threshold has started} (a bool, or TensorFlow's
-        variable), once the op is built ({} before)."""
+        """FastEstimator's {mode: whether the moving-average threshold has started} (torch: a bool tensor;
+        TensorFlow: a 0/1 variable), once the op is built ({} before)."""
         return {mode: entry[0] for mode, entry in self.fe_backend_state.get("modes", {}).items()}
 
     @property

@@ -31,8 +31,8 @@ def _remove_quietly(path: str) -> None:
 
 def weights_extension(backend: Any) -> str:
     """The extension of the weight files ModelSaver and BestModelSaver write for `backend`'s models: FastEstimator's,
-    'pt' for torch and 'h5' for TensorFlow (the file holds Keras 3's `.weights.h5` format under FastEstimator's name;
-    fe's `load_model` and `build(weights_path=...)` read it)."""
+    'pt' for torch and 'h5' for TensorFlow (the file holds the HDF5 layout Keras' own `model.load_weights` reads
+    for that name; fe's `load_model` and `build(weights_path=...)` read it too)."""
     extension = str(backend.model_extension)
     return "h5" if extension.endswith("weights.h5") else extension
 

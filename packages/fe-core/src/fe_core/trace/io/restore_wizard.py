@@ -54,11 +54,7 @@ class RestoreWizard(Trace):
 
     def __init__(self, directory: str, frequency: Union[int, str] = 1, keep: int = 2) -> None:
         super().__init__(inputs="*", mode=("train", "eval"))  # '*': save after the other traces (and the Logger)
-        if isinstance(frequency, bool) or not isinstance(frequency, (int, str)):
-            raise ValueError(f"RestoreWizard frequency must be an int or a string like '2e' / '500s', got {frequency!r}")
-        self.frequency: Freq = Freq(False, frequency) if isinstance(frequency, int) else parse_freq(frequency)
-        if self.frequency.freq < 1:
-            raise ValueError(f"RestoreWizard frequency must be positive, got {frequency!r}")
+        self.frequency = frequency
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
             raise ValueError(f"RestoreWizard keep must be a positive integer, got {keep!r}")
         self.directory = os.path.abspath(directory)
@@ -66,6 +62,22 @@ class RestoreWizard(Trace):
             raise ValueError(f"RestoreWizard directory {directory!r} exists and is not a directory: give the directory "
                              f"to keep checkpoints in")
         self.keep = keep
+        self._in_run = False  # between on_begin and on_end: an Estimator drives the epochs
+
+    @property
+    def frequency(self) -> Union[int, str]:
+        """How often to save, as given (FastEstimator's int number of epochs, or a string like '500s')."""
+        return self._frequency_given
+
+    @frequency.setter
+    def frequency(self, frequency: Union[int, str]) -> None:
+        if isinstance(frequency, bool) or not isinstance(frequency, (int, str)):
+            raise ValueError(f"RestoreWizard frequency must be an int or a string like '2e' / '500s', got "
+                             f"{frequency!r}")
+        parsed = Freq(False, frequency) if isinstance(frequency, int) else parse_freq(frequency)
+        if parsed.freq < 1:
+            raise ValueError(f"RestoreWizard frequency must be positive, got {frequency!r}")
+        self._frequency_given, self._frequency = frequency, parsed
 
     def get_state(self) -> Dict[str, Any]:
         """Checkpoint state: none (everything here is configuration)."""
@@ -112,6 +124,7 @@ class RestoreWizard(Trace):
 
     def on_begin(self, data: Data) -> None:
         """Restore the newest good checkpoint, if any (the Estimator calls this before any other trace's on_begin)."""
+        self._in_run = True
         communicator = get_communicator()
         main = communicator.is_main
         for name in sorted(os.listdir(self.directory)) if os.path.isdir(self.directory) else []:
@@ -150,16 +163,21 @@ class RestoreWizard(Trace):
     # ------------------------------------------------------------------ saving
     def on_batch_end(self, data: Data) -> None:
         system = self.system
-        if self.frequency.is_step and system.mode == "train" and system.global_step % self.frequency.freq == 0:
+        if self._frequency.is_step and system.mode == "train" and system.global_step % self._frequency.freq == 0:
             self._save()
 
     def on_epoch_end(self, data: Data) -> None:
         system = self.system
-        if self.frequency.is_step or system.epoch_idx % self.frequency.freq:
+        if self._frequency.is_step or system.epoch_idx % self._frequency.freq:
             return
-        # Save once per epoch, after its last phase: evaluation when the epoch has any, else training.
-        if system.mode == "eval" or "eval" not in system.pipeline.get_modes(epoch=system.epoch_idx):
+        # Save once per epoch, after its last phase: evaluation when the epoch has any, else training. Called outside
+        # a run (no on_begin: no evaluation follows), it saves at once, as FastEstimator's does.
+        if (not self._in_run or system.mode == "eval"
+                or "eval" not in system.pipeline.get_modes(epoch=system.epoch_idx)):
             self._save()
+
+    def on_end(self, data: Data) -> None:
+        self._in_run = False
 
     def _save(self) -> None:
         path = os.path.join(self.directory, f"step-{self.system.global_step or 0}")

@@ -33,26 +33,27 @@ def _labels_from_truth(y_true: np.ndarray) -> np.ndarray:
     return y_true.astype(np.int64, copy=False).ravel()
 
 
-def _labels_from_prediction(y_pred: np.ndarray, threshold: float) -> Tuple[np.ndarray, bool]:
+def _labels_from_prediction(y_pred: np.ndarray, threshold: float, logits: bool = False) -> Tuple[np.ndarray, bool]:
     """Class indices from predictions, and whether the predictions were binary (one score per sample).
 
     Multi-class scores (..., C) with C > 1 -> argmax. A single score per sample ((N,) or (N, 1)) is a binary
     probability (or logit, with `threshold` 0) when floating point, thresholded (`> threshold`); integer or boolean
-    predictions are taken as class indices already.
+    predictions are taken as class indices already, unless `logits` says they are logits (integer logits -1 and 1
+    are classes 0 and 1, as FastEstimator's sigmoid makes them).
     """
     if y_pred.ndim > 1 and y_pred.shape[-1] > 1:
         return np.argmax(y_pred, axis=-1).astype(np.int64, copy=False).ravel(), False
     if y_pred.ndim > 1:
         y_pred = y_pred[..., 0]
-    if y_pred.dtype.kind == "f":
+    if y_pred.dtype.kind == "f" or (logits and y_pred.dtype.kind in "biu"):
         return (y_pred > threshold).astype(np.int64).ravel(), True
     if y_pred.dtype.kind not in "biu":
         raise TypeError(f"predictions must be numeric, got dtype {y_pred.dtype}")
     return y_pred.astype(np.int64, copy=False).ravel(), True
 
 
-def to_class_indices(y_true: np.ndarray, y_pred: np.ndarray, threshold: float = 0.5, allow_negative: bool = False
-                     ) -> Tuple[np.ndarray, np.ndarray, int, bool]:
+def to_class_indices(y_true: np.ndarray, y_pred: np.ndarray, threshold: float = 0.5, allow_negative: bool = False,
+                     logits: bool = False) -> Tuple[np.ndarray, np.ndarray, int, bool]:
     """Flatten one batch of labels and predictions into matching class-index vectors.
 
     Args:
@@ -62,6 +63,8 @@ def to_class_indices(y_true: np.ndarray, y_pred: np.ndarray, threshold: float = 
             (thresholded), or integer class indices.
         threshold: The threshold for single-score predictions (0.5 for probabilities, 0 for logits).
         allow_negative: Accept negative indices (a label -1 marking a sample no prediction can match).
+        logits: Whether single-score predictions are logits (`from_logits`): integer ones are then thresholded too,
+            not read as class indices.
 
     Returns:
         (true indices, predicted indices, how many classes the prediction's shape implies (C, or 2 for a single
@@ -78,7 +81,7 @@ def to_class_indices(y_true: np.ndarray, y_pred: np.ndarray, threshold: float = 
     """
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     true_idx = _labels_from_truth(y_true)
-    pred_idx, binary = _labels_from_prediction(y_pred, threshold)
+    pred_idx, binary = _labels_from_prediction(y_pred, threshold, logits)
     if true_idx.size != pred_idx.size:
         raise ValueError(f"labels of shape {y_true.shape} give {true_idx.size} class indices but predictions of shape "
                          f"{y_pred.shape} give {pred_idx.size}; they must describe the same samples")

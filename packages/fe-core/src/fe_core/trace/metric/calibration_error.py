@@ -55,6 +55,8 @@ class CalibrationError(StatMetric):
         confidence_interval: The calibration error confidence interval to be reported (estimated empirically by
             bootstrapping, 100 resamples). Should be in the range (0, 100), or else None to omit this extra
             calculation. With it, the logged value is a `ValWithError(low, estimate, high)`.
+
+    The reported values are rounded to 4 decimal places, as FastEstimator reports them (0.3536, not 0.35355339).
         per_ds: Whether to automatically compute this metric individually for every ds_id it runs on, in addition to
             computing an aggregate across all ds_ids on which it runs. This is automatically False if `output_name`
             contains a "|" character.
@@ -142,6 +144,6 @@ class CalibrationError(StatMetric):
         if y_pred.ndim == 2 and y_pred.shape[1] == 1:
             y_pred = y_pred[:, 0]
         if self.confidence_interval is None:
-            return calibration_error(y_pred, y_true, mode=self.method)
+            return round(float(calibration_error(y_pred, y_true, mode=self.method)), 4)
         low, mid, high = calibration_error_interval(y_pred, y_true, self.method, self.confidence_interval)
-        return ValWithError(low, mid, high)
+        return ValWithError(round(float(low), 4), round(float(mid), 4), round(float(high), 4))

@@ -130,7 +130,8 @@ class ConfusionMetric(PerDSTrace):
         try:
             true_idx, pred_idx, implied, binary = to_class_indices(data[self.true_key], data[self.pred_key],
                                                                    threshold=0.0 if self.from_logits else 0.5,
-                                                                   allow_negative=self.negative_labels)
+                                                                   allow_negative=self.negative_labels,
+                                                                   logits=bool(self.from_logits))
         except (ValueError, TypeError) as err:
             raise ValueError(f"{self._where(ds_id)}: {err}") from err
         if self.negative_labels and true_idx.size:

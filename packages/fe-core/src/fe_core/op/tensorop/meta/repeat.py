@@ -85,7 +85,8 @@ class Repeat(WrapperOp):
 class Fuse(WrapperOp):
     """Run a sequence of TensorOps as one op (for example to schedule or wrap them together).
 
-    Its inputs are the keys the ops read before any of them writes them; its outputs every key they write.
+    Its inputs are the keys the ops read before any of them writes them; its outputs every key they write, less
+    those a `Delete` inside removes (and no later op writes again), as in FastEstimator.
 
     Args:
         ops: The TensorOps, in order; they must share one mode and ds_id (Schedulers are not supported inside, but
@@ -104,17 +105,25 @@ class Fuse(WrapperOp):
                                  f"{first.mode or 'every mode'}, {type(op).__name__} in {op.mode or 'every mode'}")
         inputs: List[str] = []
         outputs: List[str] = []
+        deleted: List[str] = []
         for op in self.ops:
             for key in op.inputs:
                 if key not in outputs and key not in inputs:
                     inputs.append(key)
+            deletes = getattr(op, "fe_deletes", None) or []
+            if deletes:  # a Delete inside: the Fuse does not write the key (FastEstimator's outputs)
+                outputs = [key for key in outputs if key not in deletes]
+                deleted += [key for key in deletes if key not in deleted]
+                continue
             for key in op.outputs:
                 if key not in outputs:
                     outputs.append(key)
+                if key in deleted:  # written again after its Delete
+                    deleted.remove(key)
         super().__init__(inputs=inputs, outputs=outputs, mode=first.mode, ds_id=first.ds_id)
         self.mode, self.ds_id = first.mode, first.ds_id
         self.in_list, self.out_list = True, True
-        self.fe_deletes = [key for op in self.ops for key in (getattr(op, "fe_deletes", None) or [])] or None
+        self.fe_deletes = deleted or None  # removed from the batch too, as a Delete outside a Fuse would
 
     def forward(self, data: List[Any], state: Dict[str, Any]) -> List[Any]:
         store = dict(zip(self.inputs, data))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Set
 
+from fe_core.op.op import check_output_count
 from fe_core.op.tensorop.tensorop import TensorOp
 
 __all__ = ["WrapperOp", "run_wrapped"]
@@ -16,7 +17,7 @@ def run_wrapped(op: TensorOp, store: Dict[str, Any], state: Dict[str, Any]) -> N
         return
     if op.out_list:
         if len(result) != len(op.outputs):
-            raise ValueError(f"{type(op).__name__} declares outputs {op.outputs} but returned {len(result)} value(s)")
+            check_output_count(op, op.outputs, len(result))
         store.update(zip(op.outputs, result))
     else:
         store[op.outputs[0]] = result
