@@ -99,7 +99,8 @@ class TFCommunicator(Communicator):
     """fe-core's communicator on a MultiWorkerMirroredStrategy's collectives (one entry per worker).
 
     Collectives run eagerly through `strategy.run` with the replica context's all-reduce (they run once per epoch or
-    checkpoint, and at training log steps for the logged losses; never on the other steps). An all-gather is an all-reduce of each worker's value placed in its own slot.
+    checkpoint, and at training log steps for the logged losses; never on the other steps). An all-gather is an
+    all-reduce of each worker's value placed in its own slot.
     """
 
     name = "tf"
