@@ -252,7 +252,7 @@ def replica_samples(size: int, replicas: int) -> np.ndarray:
 
     Example:
         >>> replica_samples(5, 2).tolist()
-        [3.0, 2.0]
+        [2.0, 3.0]
     """
     return np.diff(np.linspace(0, size, replicas + 1).round()).astype(np.float32)
 
