@@ -291,7 +291,8 @@ class _StepProgram:
             batch = fill_batch(batch, size, replicas)
             filled = replicas
         distributed = distribute_batch(strategy, batch, filled)
-        samples = tf.constant(replica_samples(filled, replicas))  # losses: the whole batch's mean, as on one device
+        # losses: the whole batch's mean, as on one device (one replica: its own mean already)
+        samples = tf.constant(replica_samples(filled, replicas)) if replicas > 1 else None
         if eager:
             results = self._distributed_body(distributed, epoch, samples)
         else:
