@@ -1,8 +1,9 @@
 """Issue 45 item 1: a data-parallel run logs the loss one process logs for the same data and weights. One process
 averages the batches' means (FastEstimator's rule); each rank holds its part of every global batch, so the ranks'
 sums and counts are reduced per global batch. At a training log step each monitored per-batch mean is the whole
-global batch's (the ranks' means weighted by their samples). Ranks simulated by threads; the real torchrun and
-TF_CONFIG launches are in tests/torch/test_newcomer_round5_distributed.py and tests/fe/test_trace_matrix.py."""
+global batch's (the ranks' means weighted by their samples). Ranks simulated by threads; the real torchrun (DDP,
+sharded) and TF_CONFIG launches are in tests/fe/test_trace_matrix.py and tests/fe/test_newcomer_round5_distributed.py.
+"""
 from __future__ import annotations
 
 import numpy as np
