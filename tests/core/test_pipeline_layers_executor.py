@@ -154,3 +154,40 @@ def test_two_iterators_of_one_loader_each_get_the_whole_epoch_with_workers():
     expected = run(0)
     assert len(expected[0]) == 6 and len(expected[1]) == 6 and len(expected[2]) == 6
     assert run(2) == expected
+
+
+def _counting():
+    value = 0
+    while True:
+        yield {"x": np.float32(value), "y": np.int64(value)}
+        value += 1
+
+
+@pytest.mark.parametrize("wrap", ["ExtendDataset", "BatchDataset", "CombinedDataset"])
+def test_a_generator_dataset_held_by_another_dataset_is_drawn_once_with_workers(wrap):
+    """Forked workers would each hold a copy of the generator and yield the same samples again: a dataset holding a
+    GeneratorDataset runs in this process, as with num_process=0."""
+    from fe_core.dataset import CombinedDataset, GeneratorDataset
+    from fe_core.pipeline.executors import choose_executor
+
+    def make(num_process: int) -> Pipeline:
+        generated = GeneratorDataset(_counting(), samples_per_epoch=12)
+        data = {"ExtendDataset": lambda: ExtendDataset(generated, spoof_length=12),
+                "BatchDataset": lambda: BatchDataset(generated, num_samples=4),
+                "CombinedDataset": lambda: CombinedDataset([generated, numbers(4, 100)])}[wrap]()
+        return Pipeline(train_data=data, batch_size=None if wrap == "BatchDataset" else 4,
+                        ops=[SampleNoise(inputs="x", outputs="n")], num_process=num_process)
+
+    def seen(num_process: int) -> List[List[int]]:
+        pipeline = make(num_process)
+        enable_deterministic(3)
+        batches, _ = epochs(pipeline, count=2)
+        return [sorted(batch["y"].tolist()) for batch in batches]
+
+    single = seen(0)
+    assert len({value for batch in single for value in batch if value < 100}) == sum(
+        value < 100 for batch in single for value in batch)  # every generated sample once
+    assert seen(2) == single
+    with make(2)(mode="train", epoch=1) as loader:
+        kind, reason = choose_executor(loader.plan, 10 ** 6, in_process=False)
+    assert kind == "here" and "GeneratorDataset" in reason

@@ -28,7 +28,7 @@ from fe_core.pipeline.runners import runner_kind
 from fe_core.pipeline._sample_epoch import check_epoch
 from fe_core.pipeline.sizing import min_worker_samples, start_method
 
-__all__ = ["choose_executor", "batch_vectorised", "InProcess", "Feed", "Pool"]
+__all__ = ["choose_executor", "batch_vectorised", "holds_generator", "InProcess", "Feed", "Pool"]
 
 Pairs = Iterator[Tuple[Task, TaskResult]]
 Tasks = Iterator[Tuple[int, np.ndarray]]
@@ -58,6 +58,26 @@ def batch_vectorised(op: Any) -> bool:
     return type(op).forward_batch is not NumpyOp.forward_batch
 
 
+def holds_generator(dataset: Any) -> bool:
+    """Whether `dataset` holds a GeneratorDataset among its members (ExtendDataset, BatchDataset, CombinedDataset...,
+    also nested, or behind the Pipeline's own wrapper); a generator has one order, which forked workers would each
+    repeat from their own copy."""
+    pending, seen = [dataset], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if current is not dataset and isinstance(current, GeneratorDataset):
+            return True
+        members = getattr(current, "fe_member_datasets", None)
+        if callable(members):
+            pending.extend(members())
+        if getattr(current, "fe_wrapper", False):
+            pending.append(current.dataset)
+    return False
+
+
 def choose_executor(plan: EpochPlan, estimated_samples: int, in_process: bool) -> Tuple[str, str]:
     """Where an epoch's tasks run ('here', 'pool' or 'feed') and why, from the plan alone: per-sample work (or a
     batch op that works item by item, as ReadImage decoding file after file) of an epoch large enough goes to the
@@ -76,6 +96,8 @@ def choose_executor(plan: EpochPlan, estimated_samples: int, in_process: bool) -
         if start_method() != "fork":
             return "here", "a GeneratorDataset whose generator cannot be forked"
         return "feed", "a GeneratorDataset: its generator runs ahead in one worker process"
+    if holds_generator(plan.dataset):
+        return "here", "a dataset holding a GeneratorDataset: each worker would draw its own copy of the generator"
     if runner_kind(plan) == "whole" and all(batch_vectorised(op) for op in plan.batch_ops):
         return "here", "whole batches with vectorised batch ops"
     return "pool", "per-sample work"

@@ -33,7 +33,7 @@ from fe_core.distributed.sharding import epoch_order_rng, global_batches
 from fe_core.op.numpyop.remove_if import FilteredData
 from fe_core.pipeline.assemble import filter_patience, make_assembler, still_drawing
 from fe_core.pipeline.epoch_plan import EpochPlan
-from fe_core.pipeline.executors import Feed, InProcess, Pool, choose_executor
+from fe_core.pipeline.executors import Feed, InProcess, Pool, choose_executor, holds_generator
 from fe_core.pipeline.messages import EpochDraws, EpochSpec, Shard
 from fe_core.pipeline.op_runner import OpTimer
 from fe_core.pipeline.position import PositionTracker
@@ -197,7 +197,7 @@ class EpochLoader:
     def _item_size(self) -> int:
         """Samples per item of a dataset of whole batches (its first item's, read leaving the random state as it was),
         to size the epoch for the choice of executor."""
-        if self.pool is None:
+        if self.pool is None or holds_generator(self.plan.dataset):  # reading would take a generator's sample
             return 1
         try:
             return max(1, len(SeededRandom(restore=True).call(0, self.plan.dataset.__getitem__, 0)))
