@@ -17,7 +17,10 @@ class GeneratorDataset(FEDataset):
     """A dataset from a generator function.
 
     Every `dataset[i]` returns the generator's next sample (the index is ignored). For runs that repeat exactly and
-    resume mid-epoch, let the generator draw its randomness from numpy's global random state (np.random.*).
+    resume mid-epoch, let the generator draw its randomness from numpy's global random state (np.random.*) and run
+    the Pipeline with `num_process=0`: with worker processes (fork) the generator runs ahead in a feed process and
+    draws from that process's own copy of the random state, so its random samples differ from `num_process=0`'s and
+    a resumed run does not repeat them (a generator whose samples do not depend on the random state is unaffected).
 
     In a data-parallel run of N processes the generator's stream is split by rank rather than repeated on every
     rank: each draw takes N samples of the process's generator and keeps the rank-th (so ranks running the same
