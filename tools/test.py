@@ -40,11 +40,14 @@ STAMP_NAME = "fe-install.stamp"
 # Packages (directories under packages/, optionally with extras: "fe[examples]") installed editable into each suite's
 # venv. fe's `examples` extra brings scikit-learn (the examples' data) and matplotlib (`fe logs`), which tests/fe use.
 # fe-core's optional extras (image, table, plot, report, data) bring no framework, so every suite tests them.
+# Hyperparameter search on Ray/Optuna (fe-core[search], ~250 MB with Ray) is framework-free: the core suite tests it and
+# the fe suite runs its benchmark; the framework suites install every other extra.
+CORE_EXTRAS_BUT_SEARCH = "fe-core[image,table,plot,report,data,mlflow,export]"
 SUITE_PACKAGES: Dict[str, List[str]] = {
     "core": ["fe-core[all]"],
-    "torch": ["fe-core[all]", "fe-torch"],
-    "tf": ["fe-core[all]", "fe-tf"],
-    "tf-keras2": ["fe-core[all]", "fe-tf[keras2]"],
+    "torch": [CORE_EXTRAS_BUT_SEARCH, "fe-torch"],
+    "tf": [CORE_EXTRAS_BUT_SEARCH, "fe-tf"],
+    "tf-keras2": [CORE_EXTRAS_BUT_SEARCH, "fe-tf[keras2]"],
     "fe": ["fe-core[all]", "fe-torch", "fe-tf", "fe[examples]"],
 }
 # Suites that run another suite's tests (tests/<dir>) in their own environment, with extra environment variables.

@@ -70,8 +70,8 @@ class NumpyNetwork(BaseNetwork):
     def _run_step(self, batch: Dict[str, Any]) -> Dict[str, Any]:
         self.steps_run += 1
         store = dict(batch)
-        self.run_ops(store, self.ctx_state)
-        return {key: store[key] for key in self.ctx_outputs if key in store}
+        self.run_ops(store, self.ctx.state)
+        return {key: store[key] for key in self.ctx.outputs if key in store}
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:

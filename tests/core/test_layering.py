@@ -88,3 +88,14 @@ def test_fe_core_has_no_import_cycle():
 
 def test_the_cycle_detector_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_pipeline_module_imports_another_ones_private_names():
+    # fe_core.pipeline's layers talk through public names (issue 42): `from fe_core.pipeline.x import _y` is refused
+    found = []
+    for path in sorted((SOURCE / "pipeline").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fe_core.pipeline"):
+                found += [f"{path.name}: {node.module}.{alias.name}" for alias in node.names
+                          if alias.name.startswith("_")]
+    assert found == []

@@ -99,7 +99,8 @@ def test_fe_offers_one_extra_per_backend_and_a_cli():
     project = _pyproject("fe")["project"]
     assert {_name(r) for r in project["dependencies"]} == {"fe-core", "tqdm"}
     extras = {k: {_name(r) for r in v} for k, v in project["optional-dependencies"].items()}
-    core_extras = {name: {"fe-core"} for name in ("image", "table", "plot", "report", "data", "mlflow", "export")}
+    core_extras = {name: {"fe-core"} for name in ("image", "table", "plot", "report", "data", "mlflow", "export",
+                                                           "search")}
     assert extras == {"torch": {"fe-torch"}, "tf": {"fe-tf"}, "tf-keras2": {"fe-tf"},
                       "all": {"fe-torch", "fe-tf", "fe-core"},
                       "examples": {"scikit-learn", "matplotlib"}, **core_extras}

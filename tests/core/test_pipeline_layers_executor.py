@@ -116,3 +116,19 @@ def test_multi_pass_and_filtered_epochs_give_the_same_batches_in_workers(kind):
         results[num_process] = epochs(pipeline, steps_per_epoch=steps)
     (expected, _), (got, pids) = results[0], results[2]
     assert expected and len(pids) == 2 and same(expected, got)
+
+
+def test_where_tasks_run_is_decided_from_the_plan_alone_with_its_reason(monkeypatch):
+    from fe_core.pipeline.executors import choose_executor
+    per_sample = Pipeline(train_data=numbers(40), batch_size=8, ops=[SampleNoise(inputs="x", outputs="x")])
+    whole = Pipeline(train_data=numbers(40), ops=[Batch(batch_size=8), BatchScale(inputs="x", outputs="x")])
+    per_sample_plan = per_sample.planner.plan("train", 1, "", None)
+    whole_plan = whole.planner.plan("train", 1, "", None)
+    assert per_sample._worker_pool is None and whole._worker_pool is None  # no pool exists, none is started
+    assert choose_executor(per_sample_plan, 40, in_process=False) == ("pool", "per-sample work")
+    assert choose_executor(whole_plan, 40, in_process=False)[0] == "here"
+    assert choose_executor(per_sample_plan, 40, in_process=True)[0] == "here"
+    monkeypatch.setenv("FE_PIPELINE_MIN_WORKER_SAMPLES", "1024")
+    kind, reason = choose_executor(per_sample_plan, 40, in_process=False)
+    assert kind == "here" and "too small" in reason
+    assert per_sample._worker_pool is None

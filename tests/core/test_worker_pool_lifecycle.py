@@ -87,8 +87,8 @@ def test_an_abandoned_epoch_returns_at_once_and_the_slow_pool_keeps_its_workers(
 
 def test_a_pool_nobody_closed_is_stopped_by_its_finalizer():
     pipeline = Pipeline(train_data=indexed(64), batch_size=4, num_process=2, ops=[])
-    pool = WorkerPool(pipeline, 2)
-    pool._start()  # pylint: disable=protected-access
+    pool = WorkerPool(pipeline.planner, 2)
+    pool.start()
     pids, prefix = pool.pids(), pool.prefix
     assert len(pids) == 2 and all(alive(pid) for pid in pids)
     del pool
@@ -103,7 +103,7 @@ EXIT_SCRIPT = trainer_script("""
 
     pipeline = Pipeline(train_data=NumpyDataset({"x": np.zeros((2000, 32, 32), np.float32)}), batch_size=32,
                         ops=[Slow(inputs="x", outputs="x")], num_process=2)
-    pipeline._worker_pool = pool = WorkerPool(pipeline, 2)  # opened, and never closed
+    pipeline._worker_pool = pool = WorkerPool(pipeline.planner, 2)  # opened, and never closed
     with pipeline(mode="train", epoch=1) as loader:
         next(iter(loader))
     print(pool.prefix, *pool.pids(), flush=True)

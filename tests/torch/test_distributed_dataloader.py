@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-import fe_core.pipeline.pipeline as pipeline_module
+import fe_core.pipeline.planner as pipeline_module
 from fe_core.distributed import get_communicator
 from fe_core.distributed.threads import ThreadGroup
 from fe_core.pipeline import Pipeline

@@ -10,9 +10,10 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Un
 from fe_core.allocator import keep_freed_memory, release_freed_memory
 from fe_core.containers import to_list, to_set
 from fe_core.data import Data, DSData
+from fe_core.data_source import DataSource
 from fe_core.distributed.communicator import get_communicator
 from fe_core.distributed.dataset_check import check_datasets_agree
-from fe_core.schedule.scheduler import Scheduler, get_current_items, get_signature_epochs
+from fe_core.schedule.scheduler import Scheduler, get_current_items
 from fe_core.summary.summary import Summary
 from fe_core.summary.system import System
 from fe_core.trace import EvalEssential, Logger, PerDSTrace, TestEssential, Trace, TrainEssential, sort_traces
@@ -21,17 +22,15 @@ from fe_core.trace.tensor_data import TensorViews, reads_tensors
 from fe_core.framework.public import PUBLIC_DEVICE
 from fe_core.trace.io.restore_wizard import RestoreWizard
 from fe_core.trace.progress_bar import ProgressBar
-from fe_core.untrained_models import warn_models_never_updated
 from fe_core.trace.abort import abort_run
 from fe_core.distributed.failure import peer_failure, record_failure, report_failure
 from fe_core.termination import SIGTERM_EXIT_CODE, Terminated, sigterm_as_interrupt
 from fe_core.export import fe_export
-from fe_core.misuse import check_ds_ids_exist, find_unavailable_input, suggest_keys, unavailable_key_message
+from fe_core.misuse import check_ds_ids_exist
+from fe_core.warmup import Warmup
 
 __all__ = ["Estimator", "EarlyStop", "record_history"]
 
-_ESSENTIALS = (TrainEssential, EvalEssential, TestEssential)
-WARMUP_ROWS = 2  # samples a warmup step's models may run on (2: BatchNorm needs more than one in training mode)
 
 
 @fe_export("fe.estimator.EarlyStop")
@@ -154,24 +153,12 @@ class _EpochPlan:
         self.pipeline_keys = pipeline_keys
 
 
-def _numpy_batches(context: Any) -> Any:
-    """A Pipeline context handing out numpy batches (the Estimator's fast path; user code gets framework tensors)."""
-    as_numpy = getattr(context, "as_numpy", None)
-    return as_numpy() if callable(as_numpy) else context
-
-
-def _pipeline_workers(pipeline: Any) -> Any:
-    """The Pipeline's worker-process block for one run (`Pipeline.workers`), or nothing for other data sources."""
-    workers = getattr(pipeline, "workers", None)
-    return workers() if callable(workers) else contextlib.nullcontext()
-
-
 @fe_export("fe.estimator.Estimator", "fe.Estimator")
 class Estimator:
     """Trains and tests a Network on a Pipeline's data, calling Traces along the way.
 
     Args:
-        pipeline: The data source.
+        pipeline: The data source: a `Pipeline` (any `fe_core.data_source.DataSource`).
         network: The ops and models (from `fe.Network`).
         epochs: How many epochs `fit` runs.
         train_steps_per_epoch: Cut short (or extend, by repeating the data) every training epoch to this many steps;
@@ -227,7 +214,7 @@ class Estimator:
     """
 
     def __init__(self,
-                 pipeline: Any,
+                 pipeline: DataSource,
                  network: Any,
                  epochs: int,
                  train_steps_per_epoch: Optional[int] = None,
@@ -244,7 +231,7 @@ class Estimator:
                             ("eval_steps_per_epoch", eval_steps_per_epoch)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be None or a positive integer, got {value!r}")
-        self.pipeline = pipeline
+        self.pipeline: DataSource = pipeline  # the Estimator uses this interface only (fe_core.data_source)
         self.network = network
         self.traces: List[Any] = to_list(traces)
         for trace in get_current_items(self.traces):
@@ -293,7 +280,7 @@ class Estimator:
                 self._prepare_traces(run_modes)
                 if warmup:
                     self._warmup(eager=eager)
-                with _pipeline_workers(self.pipeline):  # worker processes: started once per run, if used
+                with self.pipeline.workers():  # worker processes: started once per run, if used
                     self._start(run_modes, eager=eager)
         finally:
             self._after_first_step = None
@@ -317,7 +304,7 @@ class Estimator:
             with _exit_on_sigterm(), _history(self.system, self.filepath):
                 self._prepare_traces({"test"})
                 self._check_ds_ids()
-                with _pipeline_workers(self.pipeline):
+                with self.pipeline.workers():
                     self._start({"test"}, eager=eager)
         finally:
             release_freed_memory()
@@ -384,29 +371,9 @@ class Estimator:
     # ------------------------------------------------------------------ warmup
     def _warmup(self, eager: bool) -> None:
         """Run one step of every distinct (mode, epoch, ds_id) configuration and check every key is produced."""
-        total_epochs = self.system.total_epochs
         self._check_ds_ids()
-        monitors_seen: Set[str] = set()
-        pipeline_modes = self.pipeline.get_modes()
-        for mode in ("train", "eval"):
-            if mode not in pipeline_modes:
-                continue
-            self.system.mode = mode
-            epochs_with_data = set(self.pipeline.get_epochs_with_data(total_epochs=total_epochs, mode=mode))
-            for epoch in get_signature_epochs(self.get_scheduled_items(mode), total_epochs, mode=mode):
-                if epoch not in epochs_with_data:
-                    continue
-                ds_ids = self.pipeline.get_ds_ids(epoch=epoch, mode=mode)
-                traces = self._sorted_traces(mode, epoch, ds_ids)
-                for ds_id in ds_ids:
-                    monitors_seen |= self._warmup_step(traces, mode, epoch, ds_id, ds_ids, eager)
-        if "train" in pipeline_modes and get_communicator().is_main:
-            warn_models_never_updated(self.network.ops)
-        unseen = self.monitor_names - monitors_seen
-        if unseen:
-            raise ValueError(f"monitor_names {sorted(unseen)} are not produced by the pipeline, the network or any "
-                             f"trace in any mode, epoch or ds_id")
-        self.system.mode = "train"
+        Warmup(self.pipeline, self.network, self.system, self.monitor_names, self._sorted_traces, self._plan,
+               self.get_scheduled_items).run(eager)
 
     def _check_ds_ids(self) -> None:
         """Fail when an op, pop, slicer or trace is restricted to a ds_id that names no dataset (it would never run)."""
@@ -414,70 +381,6 @@ class Estimator:
                                            ("Postprocessing op", self.network.postprocessing),
                                            ("Slicer", self.network.slicers), ("Trace", self.traces_in_use)),
                            self.system.total_epochs)
-
-    def _warmup_step(self, traces: List[Trace], mode: str, epoch: int, ds_id: str, ds_ids: List[str],
-                     eager: bool) -> Set[str]:
-        where = f"mode {mode!r}, epoch {epoch}, ds_id {ds_id!r}"
-        plan = self._plan(traces, mode, epoch, ds_id)
-        needed, _, _, _ = self.network.get_keys(mode, epoch, ds_id, plan.desired_keys)
-        with _numpy_batches(self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False, steps_per_epoch=1,
-                                          output_keys=plan.pipeline_keys, warmup=True)) as loader:
-            batch = next(iter(loader), None)
-        if batch is None:
-            return set()
-        missing = sorted(needed - set(batch))
-        if missing:
-            raise KeyError(self._missing_key_message(missing, mode, epoch, ds_id))
-        # A few samples decide the warmup's checks as well as the whole batch; the backend falls back to the whole
-        # batch whenever they do not run (and in data-parallel runs, where every process must do the same).
-        rows = WARMUP_ROWS if get_communicator().world_size == 1 else None
-        with self.network(mode=mode, epoch=epoch, ds_id=ds_id, desired_output_keys=plan.desired_keys, warmup=True,
-                          eager=eager, warmup_rows=rows):
-            result = self.network.run_step(batch)
-        available = set(result)
-        trace_outputs = {key for trace in plan.traces for key in trace.get_outputs(ds_ids=ds_ids)}
-        for trace in plan.traces:
-            if isinstance(trace, _ESSENTIALS):
-                continue
-            for key in trace.inputs:
-                if key != "*" and key not in available and key not in trace_outputs:
-                    close = suggest_keys(key, available | trace_outputs)
-                    raise KeyError(f"Trace {type(trace).__name__} reads key {key!r}, which is not produced by the "
-                                   f"pipeline, the network or any trace in {where}; available keys: "
-                                   f"{sorted(available | trace_outputs)}" +
-                                   (f". Did you mean {' or '.join(repr(name) for name in close)}?" if close else ""))
-        sort_traces(plan.traces, ds_ids=ds_ids, available_outputs=available)  # strict: catches cycles
-        return available | trace_outputs
-
-    def _missing_key_message(self, missing: List[str], mode: str, epoch: int, ds_id: str) -> str:
-        """Which op reads a key nothing provides, with every key available at that point (all the pipeline's keys,
-        not only those the run asked for, and earlier ops' outputs) and the closest one."""
-        where = f"mode {mode!r}, epoch {epoch}, ds_id {ds_id!r}"
-        with _numpy_batches(self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=False, steps_per_epoch=1)
-                            ) as loader:
-            pipeline_keys = sorted(next(iter(loader), None) or {})
-        ops = get_current_items(self.network.ops, mode, epoch, ds_id=ds_id)
-        steps = ops + get_current_items(self.network.postprocessing, mode, epoch, ds_id=ds_id)  # pops run last
-        found = find_unavailable_input(steps, pipeline_keys)
-        if found is not None and found[1] in missing:
-            index, key, produced = found
-            return unavailable_key_message(steps, index, key, produced, pipeline_keys, where,
-                                           "Op" if index < len(ops) else "Postprocessing op")
-        key = missing[0]
-        close = suggest_keys(key, pipeline_keys)
-        return (f"{self._consumers_of(key, mode, epoch, ds_id)} read(s) key {key!r}, which is not produced by the "
-                f"pipeline or an earlier op in {where} (pipeline provides {pipeline_keys}); missing keys: {missing}"
-                + (f". Did you mean {' or '.join(repr(name) for name in close)}?" if close else ""))
-
-    def _consumers_of(self, key: str, mode: str, epoch: int, ds_id: str) -> str:
-        consumers = []
-        for group, items in (("op", self.network.ops), ("pop", self.network.postprocessing),
-                             ("slicer", self.network.slicers)):
-            for item in get_current_items(items, mode, epoch, ds_id=ds_id):
-                reads = getattr(item, "inputs", None) or getattr(item, "slice_inputs", [])
-                if key in reads or key in getattr(item, "unslice_inputs", []):
-                    consumers.append(f"{group} {type(item).__name__}")
-        return ", ".join(consumers) or "The network"
 
     # ------------------------------------------------------------------ the loop
     def _start(self, run_modes: Set[str], eager: bool) -> None:
@@ -552,8 +455,7 @@ class Estimator:
 
     def _resume_position(self) -> Any:
         """Where a checkpoint restored in on_begin was taken, when that was inside a training epoch."""
-        get_position = getattr(self.pipeline, "get_resume_position", None)
-        position = get_position() if callable(get_position) else None
+        position = self.pipeline.get_resume_position()
         return position if position is not None and position.mode == "train" else None
 
     def _run_epoch(self, mode: str, eager: bool, resume: Any = None) -> None:
@@ -584,8 +486,8 @@ class Estimator:
             if resume is None or ds_id != resume.ds_id:
                 for trace in per_ds:
                     trace.on_ds_begin(Data())
-            with _numpy_batches(self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, steps_per_epoch=steps,
-                                              output_keys=plan.pipeline_keys)) as loader, \
+            with self.pipeline(mode=mode, epoch=epoch, ds_id=ds_id, steps_per_epoch=steps,
+                               output_keys=plan.pipeline_keys).as_numpy() as loader, \
                     self.network(mode=mode, epoch=epoch, ds_id=ds_id, desired_output_keys=plan.desired_keys,
                                  eager=eager):
                 if mode != "train" and get_communicator().world_size > 1:

@@ -11,6 +11,7 @@ import functools
 import re
 import threading
 import warnings
+from dataclasses import dataclass, field
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, MutableMapping, Optional, Sequence, Set,
                     Tuple, Union, overload)
 
@@ -25,7 +26,7 @@ from fe_core.export import fe_export
 from fe_core.misuse import (add_note, describe_inputs, described, find_unavailable_input, is_described, op_label,
                              rewrap, suggest_keys, unavailable_key_message, where)
 
-__all__ = ["BaseNetwork", "PredictionBatch", "make_network", "collect_models"]
+__all__ = ["BaseNetwork", "PredictionBatch", "StepContext", "make_network", "collect_models"]
 
 OpList = Union[None, Op, Scheduler, Sequence[Union[None, Op, Scheduler]]]
 
@@ -102,6 +103,43 @@ def collect_models(ops: Iterable[Any]) -> List[Any]:
 
 # What run_ops needs of one op, looked up once per epoch: (op, forward, inputs, in_list, outputs, out_list, deletes).
 _OpPlan = Tuple[Any, Callable[[Any, Dict[str, Any]], Any], List[str], bool, List[str], bool, Optional[List[str]]]
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """What `network(mode, epoch, ds_id, ...)` resolved for the steps run inside its `with` block: built once per call
+    and replaced, never edited, while it is in force (a backend that runs a variant of the op plan for a while swaps
+    in `dataclasses.replace(ctx, op_plan=...)` and puts the context back).
+
+    Attributes:
+        mode: The mode (None outside a `with` block).
+        epoch: The epoch.
+        ds_id: The dataset id.
+        inputs: Keys the ops read from the batch.
+        gpu_inputs: The batch keys moved to the device for the step.
+        outputs: Keys `run_step` returns.
+        ops: The TensorOps in force.
+        op_plan: Each op compiled for the step loop (`_plan_op`).
+        postprocessing: The NumpyOps run on the step's outputs.
+        slicers: The Slicers in force.
+        models: The models the ops use.
+        state: The `state` dict ops receive ({} outside a `with` block).
+    """
+    mode: Optional[str] = None
+    epoch: int = 0
+    ds_id: str = ""
+    inputs: Set[str] = field(default_factory=set)
+    gpu_inputs: List[str] = field(default_factory=list)
+    outputs: Set[str] = field(default_factory=set)
+    ops: List[TensorOp] = field(default_factory=list)
+    op_plan: List[_OpPlan] = field(default_factory=list)
+    postprocessing: List[NumpyOp] = field(default_factory=list)
+    slicers: List[Any] = field(default_factory=list)
+    models: List[Any] = field(default_factory=list)
+    state: Dict[str, Any] = field(default_factory=dict)
+
+
+_NO_CONTEXT = StepContext()  # outside a `with network(...)` block
 
 
 def _plan_op(op: Any, warmup: bool = False) -> _OpPlan:
@@ -251,18 +289,7 @@ class BaseNetwork:
                 f"models, or {network}")
 
     def _clear_ctx(self) -> None:
-        self.ctx_mode: Optional[str] = None
-        self.ctx_epoch: int = 0
-        self.ctx_ds_id: str = ""
-        self.ctx_inputs: Set[str] = set()
-        self.ctx_gpu_inputs: List[str] = []
-        self.ctx_outputs: Set[str] = set()
-        self.ctx_ops: List[TensorOp] = []
-        self.ctx_op_plan: List[_OpPlan] = []
-        self.ctx_postprocessing: List[NumpyOp] = []
-        self.ctx_slicers: List[Any] = []
-        self.ctx_models: List[Any] = []
-        self.ctx_state: Dict[str, Any] = {}
+        self.ctx: StepContext = _NO_CONTEXT
 
     # ------------------------------------------------------------------ queries
     def get_scheduled_items(self, mode: str) -> List[Any]:
@@ -397,21 +424,16 @@ class BaseNetwork:
         if not self.ctx_lock.acquire(blocking=False):
             raise ValueError("You cannot configure a Network while it is in use (it is already inside a `with`).")
         try:
-            self.ctx_inputs, self.ctx_gpu_inputs, self.ctx_outputs, _ = self.get_keys(mode, epoch, ds_id,
-                                                                                      desired_output_keys)
-            self.ctx_ops = get_current_items(self.ops, mode, epoch, ds_id=ds_id)
-            self.ctx_op_plan = [_plan_op(op, warmup) for op in self.ctx_ops]
-            self.ctx_postprocessing = get_current_items(self.postprocessing, mode, epoch, ds_id=ds_id)
-            self.ctx_slicers = get_current_items(self.slicers, mode, epoch, ds_id=ds_id)
-            if self.ctx_slicers:
+            inputs, gpu_inputs, outputs, _ = self.get_keys(mode, epoch, ds_id, desired_output_keys)
+            ops = get_current_items(self.ops, mode, epoch, ds_id=ds_id)
+            slicers = get_current_items(self.slicers, mode, epoch, ds_id=ds_id)
+            if slicers:
                 from fe_core.slicer import sanity_assert_slicers  # pylint: disable=import-outside-toplevel
-                sanity_assert_slicers(self.ctx_slicers)
-            self.ctx_models = collect_models(self.ctx_ops)
-            gradient_ops = [op for op in self.ctx_ops if op.fe_retain_graph() is not None]
+                sanity_assert_slicers(slicers)
+            gradient_ops = [op for op in ops if op.fe_retain_graph() is not None]
             for index, op in enumerate(gradient_ops):
                 op.fe_retain_graph(index != len(gradient_ops) - 1)
-            self.ctx_mode, self.ctx_epoch, self.ctx_ds_id = mode, epoch, ds_id
-            self.ctx_state = {
+            state = {
                 "warmup": warmup,
                 "warmup_rows": warmup_rows if warmup else None,
                 "mode": mode,
@@ -421,7 +443,11 @@ class BaseNetwork:
                 "deferred": {},
                 "eager": eager,
             }
-            self.load_epoch_optimizers(epoch, self.ctx_models)
+            self.ctx = StepContext(mode=mode, epoch=epoch, ds_id=ds_id, inputs=inputs, gpu_inputs=gpu_inputs,
+                                   outputs=outputs, ops=ops, op_plan=[_plan_op(op, warmup) for op in ops],
+                                   postprocessing=get_current_items(self.postprocessing, mode, epoch, ds_id=ds_id),
+                                   slicers=slicers, models=collect_models(ops), state=state)
+            self.load_epoch_optimizers(epoch, self.ctx.models)
             self._begin_epoch()
         except BaseException:
             self._clear_ctx()
@@ -445,7 +471,7 @@ class BaseNetwork:
     def __enter__(self) -> "BaseNetwork":
         if not self.ctx_lock.acquire(blocking=False):
             raise ValueError("This network is already in use.")
-        if not self.ctx_state:
+        if not self.ctx.state:
             self.ctx_lock.release()
             raise ValueError("Configure the network before entering it: `with network(mode, epoch, ds_id):`")
         return self
@@ -471,7 +497,7 @@ class BaseNetwork:
         """
         op = None
         try:
-            for op, forward, inputs, in_list, outputs, out_list, deletes in self.ctx_op_plan:
+            for op, forward, inputs, in_list, outputs, out_list, deletes in self.ctx.op_plan:
                 result = forward([store[key] for key in inputs] if in_list else store[inputs[0]], state)
                 if outputs:
                     if out_list:
@@ -507,14 +533,14 @@ class BaseNetwork:
 
     # ------------------------------------------------------------------ failures (never on an ordinary step)
     def _where(self) -> str:
-        return f"mode {self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}"
+        return f"mode {self.ctx.mode!r}, epoch {self.ctx.epoch}, ds_id {self.ctx.ds_id!r}"
 
     def _unavailable_key(self, op: Any, key: str, store: Mapping[str, Any]) -> str:
         """The message for `op` reading `key`, which no earlier op wrote and the batch lacks."""
-        index = next((i for i, item in enumerate(self.ctx_ops) if item is op), 0)
-        earlier = [out for item in self.ctx_ops[:index] for out in item.outputs]
+        index = next((i for i, item in enumerate(self.ctx.ops) if item is op), 0)
+        earlier = [out for item in self.ctx.ops[:index] for out in item.outputs]
         pipeline_keys = [name for name in store if name not in earlier]
-        return unavailable_key_message(self.ctx_ops, index, key, list(dict.fromkeys(earlier)), pipeline_keys,
+        return unavailable_key_message(self.ctx.ops, index, key, list(dict.fromkeys(earlier)), pipeline_keys,
                                        self._where())
 
     def _op_failure(self, op: Any, store: Mapping[str, Any], error: BaseException) -> str:
@@ -537,29 +563,29 @@ class BaseNetwork:
 
     def _run_step(self, batch: Dict[str, Any]) -> Dict[str, Any]:
         """Backend hook: run the ops on `batch` (what `_device_batch` made of the pipeline's batch) and return the
-        predictions named in `self.ctx_outputs` as (detached) framework tensors."""
+        predictions named in `self.ctx.outputs` as (detached) framework tensors."""
         raise NotImplementedError
 
     def _device_batch(self, batch: Mapping[str, Any]) -> Dict[str, Any]:
-        """The inputs the ops read (`ctx_gpu_inputs`), as `_run_step` takes them. Backends may override this to
+        """The inputs the ops read (`ctx.gpu_inputs`), as `_run_step` takes them. Backends may override this to
         convert the values to device tensors on the way (raising `_missing_input` for an absent key)."""
         try:
-            return {key: batch[key] for key in self.ctx_gpu_inputs}
+            return {key: batch[key] for key in self.ctx.gpu_inputs}
         except KeyError as error:
             raise self._missing_input(error.args[0], batch) from None
 
     def _missing_input(self, key: str, batch: Mapping[str, Any]) -> KeyError:
         """The error for an input key the ops read but `batch` lacks, naming its readers and the context."""
-        readers = [type(op).__name__ for op in self.ctx_ops if key in op.inputs]
+        readers = [type(op).__name__ for op in self.ctx.ops if key in op.inputs]
         message = (f"{', '.join(readers)} read(s) key {key!r}, which the batch does not have in mode "
-                   f"{self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}; batch keys: "
+                   f"{self.ctx.mode!r}, epoch {self.ctx.epoch}, ds_id {self.ctx.ds_id!r}; batch keys: "
                    f"{sorted(batch)}")
-        found = find_unavailable_input(self.ctx_ops, batch)
+        found = find_unavailable_input(self.ctx.ops, batch)
         if found is not None and found[1] == key:
             index, _, produced = found
             message += f", earlier network ops' outputs: {produced}"
-            close = suggest_keys(key, list(batch) + produced, self.ctx_ops[index], self.ctx_ops[:index], batch,
-                                 self.ctx_ops)
+            close = suggest_keys(key, list(batch) + produced, self.ctx.ops[index], self.ctx.ops[:index], batch,
+                                 self.ctx.ops)
             if close:
                 message += ". Did you mean " + " or ".join(repr(name) for name in close) + "?"
         return KeyError(message)
@@ -570,23 +596,23 @@ class BaseNetwork:
         Must be called inside `with network(mode, epoch, ds_id):`. The result maps the input keys and the
         predictions (numpy on first read) and may reuse `batch`.
         """
-        if not self.ctx_state:
+        if not self.ctx.state:
             raise ValueError("Call run_step inside `with network(mode=..., epoch=..., ds_id=...):`")
-        if self.ctx_slicers:
+        if self.ctx.slicers:
             from fe_core.slicer import forward_slicers, reverse_slicers  # pylint: disable=import-outside-toplevel
             to_numpy = self.backend.to_numpy
             results = []
-            for minibatch in forward_slicers(self.ctx_slicers, batch, tensors=self.backend):
+            for minibatch in forward_slicers(self.ctx.slicers, batch, tensors=self.backend):
                 predictions = self._run_step(self._device_batch(minibatch))
                 merged = dict(minibatch)
                 merged.update({key: to_numpy(value) for key, value in predictions.items()})
                 results.append(merged)
-            result: MutableMapping[str, Any] = dict(reverse_slicers(self.ctx_slicers, results, batch,
+            result: MutableMapping[str, Any] = dict(reverse_slicers(self.ctx.slicers, results, batch,
                                                                     tensors=self.backend))
         else:
             result = PredictionBatch(batch, self._run_step(self._device_batch(batch)), self.backend.to_numpy)
-        state = self.ctx_state
-        for op in self.ctx_postprocessing:
+        state = self.ctx.state
+        for op in self.ctx.postprocessing:
             data = [result[key] for key in op.inputs] if op.in_list else result[op.inputs[0]]
             output = op.forward_batch(data, state)
             if op.outputs:

@@ -31,6 +31,7 @@ in FastEstimator (eagerly for one dict, else one graph per configuration).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -214,12 +215,12 @@ class _StepProgram:
             return self._body(batch, epoch)
         network = self.network
         network.trace_count += 1
-        plan = network.ctx_op_plan
-        network.ctx_op_plan = _autograph_plan(plan)  # only while tracing: user code goes through AutoGraph
-        try:
+        context = network.ctx
+        network.ctx = dataclasses.replace(context, op_plan=_autograph_plan(context.op_plan))  # only while tracing:
+        try:  # user code goes through AutoGraph
             return self._body(batch, epoch)
         finally:
-            network.ctx_op_plan = plan
+            network.ctx = context
 
     def _body(self, batch: Dict[str, Any], epoch: Any) -> Dict[str, Any]:
         state = dict(self.state)
@@ -338,20 +339,20 @@ class TFNetwork(BaseNetwork):
 
     # ------------------------------------------------------------------ epoch context
     def _begin_epoch(self) -> None:
-        state = self.ctx_state
+        state = self.ctx.state
         self._strategy = active_data_parallel_strategy()  # MirroredStrategy, or several workers (TF_CONFIG)
-        self._epoch_tensor = tf.constant(self.ctx_epoch, dtype=tf.int64)
+        self._epoch_tensor = tf.constant(self.ctx.epoch, dtype=tf.int64)
         self._merge_ops = [] if state["warmup"] else [
-            op for op in self.ctx_ops if getattr(op, "kernel_name", None) == "update" and op.merge_grad > 1]
+            op for op in self.ctx.ops if getattr(op, "kernel_name", None) == "update" and op.merge_grad > 1]
         for op in self._merge_ops:
             prepare_accumulators(op, self._strategy)
-        self._unbuilt = [model for model in self.ctx_models if needs_building(model)]
+        self._unbuilt = [model for model in self.ctx.models if needs_building(model)]
         self._epoch_key = (
-            self.ctx_mode, self.ctx_ds_id, state["warmup"], state["eager"],
-            tuple(id(op) for op in self.ctx_ops),
-            tuple(sorted(self.ctx_outputs)),
-            _trainable_flags(self.ctx_models),
-            tuple(id(getattr(model, "current_optimizer", None)) for model in self.ctx_models),
+            self.ctx.mode, self.ctx.ds_id, state["warmup"], state["eager"],
+            tuple(id(op) for op in self.ctx.ops),
+            tuple(sorted(self.ctx.outputs)),
+            _trainable_flags(self.ctx.models),
+            tuple(id(getattr(model, "current_optimizer", None)) for model in self.ctx.models),
             id(self._strategy),
         )
         self._program = None if self._merge_ops else self._program_for(())
@@ -364,12 +365,12 @@ class TFNetwork(BaseNetwork):
         key = self._epoch_key + (phase,)
         program = self._programs.get(key)
         if program is None:
-            state = {name: value for name, value in self.ctx_state.items() if name not in _PLAIN_STATE_EXCLUDED}
+            state = {name: value for name, value in self.ctx.state.items() if name not in _PLAIN_STATE_EXCLUDED}
             state["merge_apply"] = {id(op): apply for op, apply in zip(self._merge_ops, phase)}
-            gradient_ops = sum(1 for op in self.ctx_ops if op.fe_retain_graph() is not None)
-            program = _StepProgram(self, state, tuple(sorted(self.ctx_outputs)), gradient_ops > 1, self._strategy)
+            gradient_ops = sum(1 for op in self.ctx.ops if op.fe_retain_graph() is not None)
+            program = _StepProgram(self, state, tuple(sorted(self.ctx.outputs)), gradient_ops > 1, self._strategy)
             self._programs[key] = program
-        program.state["fe_epoch"] = self.ctx_epoch
+        program.state["fe_epoch"] = self.ctx.epoch
         return program
 
     # ------------------------------------------------------------------ stepping
@@ -379,18 +380,19 @@ class TFNetwork(BaseNetwork):
         this batch in warmup mode, without the UpdateOps, in the strategy's scope."""
         pending, self._unbuilt = self._unbuilt, []
         if not all(model_is_built(model) for model in pending):
-            state = {name: value for name, value in self.ctx_state.items() if name not in _PLAIN_STATE_EXCLUDED}
-            state.update(warmup=True, merge_apply={}, fe_epoch=self.ctx_epoch)
+            state = {name: value for name, value in self.ctx.state.items() if name not in _PLAIN_STATE_EXCLUDED}
+            state.update(warmup=True, merge_apply={}, fe_epoch=self.ctx.epoch)
             probe = _StepProgram(self, state, (), True, None)
-            plan = self.ctx_op_plan
-            self.ctx_op_plan = [entry for entry in plan if getattr(entry[0], "kernel_name", None) != "update"]
+            context = self.ctx
+            self.ctx = dataclasses.replace(context, op_plan=[
+                entry for entry in context.op_plan if getattr(entry[0], "kernel_name", None) != "update"])
             scope = self._strategy.scope() if self._strategy is not None else contextlib.nullcontext()
             try:
                 with scope:
                     probe.body({key: tf.convert_to_tensor(value) for key, value in batch.items()},
                                self._epoch_tensor)
             finally:
-                self.ctx_op_plan = plan
+                self.ctx = context
         for model in pending:
             build_optimizers_of(model, self._strategy)
         for op in self._merge_ops:  # their gradient accumulators need the model's variables
@@ -406,11 +408,11 @@ class TFNetwork(BaseNetwork):
         else:
             program = self._program
         try:
-            result = program.run(batch, self._epoch_tensor, self.ctx_state["eager"])
+            result = program.run(batch, self._epoch_tensor, self.ctx.state["eager"])
         except tf.errors.OpError as error:
-            if self.ctx_state["eager"]:
+            if self.ctx.state["eager"]:
                 raise
-            if self.ctx_state["warmup"]:
+            if self.ctx.state["warmup"]:
                 self._explain_graph_failure(program, batch, error)
             else:
                 self._explain_step_failure(program, batch, error)
@@ -434,8 +436,8 @@ class TFNetwork(BaseNetwork):
         run that batch again eagerly with the warmup checks (an UpdateOp changes no weights in warmup) and raise the
         named error a check gives (a label out of range names the op, key, mode and the labels), chained to the
         graph's error. Returns when no check explains it."""
-        plan = self.ctx_op_plan
-        self.ctx_op_plan = [_plan_op(entry[0], warmup=True) for entry in plan]
+        context = self.ctx
+        self.ctx = dataclasses.replace(context, op_plan=[_plan_op(entry[0], warmup=True) for entry in context.op_plan])
         probe = _StepProgram(self, dict(program.state, warmup=True), program.outputs, program.persistent,
                              program.strategy)
         try:
@@ -444,7 +446,7 @@ class TFNetwork(BaseNetwork):
             if is_described(eager_error):  # it says what the graph's node error meant: that error adds only noise
                 raise eager_error from None
         finally:
-            self.ctx_op_plan = plan
+            self.ctx = context
 
     def _model_input_hint(self, model: Any, inputs: List[Any]) -> Optional[str]:
         return expected_input_hint(model, inputs)

@@ -12,6 +12,7 @@ on, and stays on, that device.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, Callable, ContextManager, Dict, List, Mapping, Optional
 
@@ -130,28 +131,29 @@ class TorchNetwork(BaseNetwork):
 
     # ------------------------------------------------------------------ epoch context
     def _begin_epoch(self) -> None:
-        state = self.ctx_state
+        state = self.ctx.state
         self._grad_enabled = bool(state["req_grad"])
         self._autocast = self.mixed_precision
         self._deferred_by_network = []
         rows = state.get("warmup_rows")
-        if rows and any(_few_rows_suit(op) for op in self.ctx_ops):
-            self._full_plan = self.ctx_op_plan
-            self.ctx_op_plan = [(op, _few_rows_model_call(forward, rows), *rest) if _few_rows_suit(op)
-                                else (op, forward, *rest) for op, forward, *rest in self.ctx_op_plan]
+        if rows and any(_few_rows_suit(op) for op in self.ctx.ops):
+            self._full_plan = self.ctx.op_plan
+            self.ctx = dataclasses.replace(self.ctx, op_plan=[
+                (op, _few_rows_model_call(forward, rows), *rest) if _few_rows_suit(op) else (op, forward, *rest)
+                for op, forward, *rest in self.ctx.op_plan])
             self._run_step = self._few_rows_warmup_step  # an instance attribute: ordinary steps never see it
-        for op in self.ctx_ops:
+        for op in self.ctx.ops:
             if isinstance(op, UpdateOp):
                 op.fe_backend_state.pop("params", None)  # re-read requires_grad once per epoch
                 if op.model.current_optimizer is None:
                     raise ValueError(f"UpdateOp cannot update model {op.model.model_name!r}: it has no optimizer in "
-                                     f"mode {self.ctx_mode!r}, epoch {self.ctx_epoch}, ds_id {self.ctx_ds_id!r}")
+                                     f"mode {self.ctx.mode!r}, epoch {self.ctx.epoch}, ds_id {self.ctx.ds_id!r}")
         trailing = []
-        for op in reversed(self.ctx_ops):
+        for op in reversed(self.ctx.ops):
             if not isinstance(op, UpdateOp):
                 break
             trailing.append(op)
-        if len(trailing) == 1 and not any(getattr(op, "defer", False) for op in self.ctx_ops):
+        if len(trailing) == 1 and not any(getattr(op, "defer", False) for op in self.ctx.ops):
             return  # one update, after every other op, and nothing else deferred: deferring it would change nothing
         for op in trailing:
             if not op.defer:
@@ -174,8 +176,8 @@ class TorchNetwork(BaseNetwork):
         try:
             return TorchNetwork._run_step(self, dict(batch))
         except Exception:  # pylint: disable=broad-except
-            self.ctx_op_plan = self.__dict__.pop("_full_plan")
-            self.ctx_state["warmup_rows"] = None
+            self.ctx = dataclasses.replace(self.ctx, op_plan=self.__dict__.pop("_full_plan"))
+            self.ctx.state["warmup_rows"] = None
             del self._run_step
         return self._run_step(batch)
 
@@ -190,7 +192,7 @@ class TorchNetwork(BaseNetwork):
         """The inputs the ops read, as tensors on the device (numpy arrays are wrapped without a copy on the CPU)."""
         device, cpu = self.device, self._on_cpu
         store = {}
-        for key in self.ctx_gpu_inputs:
+        for key in self.ctx.gpu_inputs:
             try:
                 value = batch[key]
             except KeyError:
@@ -206,14 +208,14 @@ class TorchNetwork(BaseNetwork):
         store = batch  # already on the device (_device_batch), and the caller's to keep: the ops write into it
         if self._autocast:
             with self._grad_context(), autocast_context(self.device, True):
-                self.run_ops(store, self.ctx_state)
+                self.run_ops(store, self.ctx.state)
         elif torch.is_grad_enabled() is self._grad_enabled:
-            self.run_ops(store, self.ctx_state)
+            self.run_ops(store, self.ctx.state)
         else:
             with self._grad_context():
-                self.run_ops(store, self.ctx_state)
+                self.run_ops(store, self.ctx.state)
         predictions = {}
-        for key in self.ctx_outputs:
+        for key in self.ctx.outputs:
             if key in store:
                 value = store[key]
                 predictions[key] = value.detach() if isinstance(value, torch.Tensor) else value

@@ -20,13 +20,13 @@ reduced statistics equal those of a single process.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, List
+from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
 from fe_core.distributed.communicator import Communicator
 
-__all__ = ["epoch_order_rng", "global_batches", "rank_part", "rank_batches", "check_batch_size", "SharedRandom"]
+__all__ = ["epoch_order_rng", "global_batches", "rank_span", "rank_part", "check_batch_size"]
 
 
 def epoch_order_rng(communicator: Communicator) -> np.random.RandomState:
@@ -41,31 +41,6 @@ def epoch_order_rng(communicator: Communicator) -> np.random.RandomState:
     shared = int(communicator.broadcast(np.array([seed], dtype=np.int64))[0])
     np.random.seed([shared, communicator.rank, 0x5EED])
     return np.random.RandomState(shared)
-
-
-class SharedRandom:
-    """A random stream every rank draws alike, lent to numpy's global generator inside `with`.
-
-    Datasets that draw their per-epoch index maps or their batches from numpy's global generator (ExtendDataset,
-    BatchDataset) do it inside `with shared:`, so every rank sees the same maps; outside, each rank's random ops keep
-    their own stream.
-
-    Args:
-        seed: The stream's seed (the same on every rank).
-    """
-
-    def __init__(self, seed: int) -> None:
-        self.state = np.random.RandomState(seed).get_state()
-        self._own: Any = None
-
-    def __enter__(self) -> "SharedRandom":
-        self._own = np.random.get_state()
-        np.random.set_state(self.state)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.state = np.random.get_state()
-        np.random.set_state(self._own)
 
 
 def check_batch_size(batch_size: int, world_size: int, where: str) -> None:
@@ -115,20 +90,25 @@ def global_batches(order: np.ndarray, batch_size: int, drop_last: bool, world_si
     return batches
 
 
-def rank_part(indices: np.ndarray, world_size: int, rank: int) -> np.ndarray:
-    """This rank's contiguous part of a global batch: sizes differ by at most one, larger parts first.
+def rank_span(size: int, world_size: int, rank: int) -> Tuple[int, int]:
+    """Where this rank's contiguous part of a global batch of `size` samples lies: (start, stop). Parts differ in
+    size by at most one, larger parts first.
+
+    Example:
+        >>> [rank_span(5, 2, r) for r in range(2)]
+        [(0, 3), (3, 5)]
+    """
+    base, extra = divmod(size, world_size)
+    start = rank * base + min(rank, extra)
+    return start, start + base + (1 if rank < extra else 0)
+
+
+def rank_part(indices: Sequence[Any], world_size: int, rank: int) -> Sequence[Any]:
+    """This rank's contiguous part of a global batch (see `rank_span`).
 
     Example:
         >>> [rank_part(np.arange(5), 2, r).tolist() for r in range(2)]
         [[0, 1, 2], [3, 4]]
     """
-    size = len(indices)
-    base, extra = divmod(size, world_size)
-    start = rank * base + min(rank, extra)
-    return indices[start:start + base + (1 if rank < extra else 0)]
-
-
-def rank_batches(batches: Iterable[np.ndarray], world_size: int, rank: int) -> Iterator[np.ndarray]:
-    """This rank's part of each global batch."""
-    for indices in batches:
-        yield rank_part(indices, world_size, rank)
+    start, stop = rank_span(len(indices), world_size, rank)
+    return indices[start:stop]

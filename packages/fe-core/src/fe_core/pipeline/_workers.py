@@ -1,9 +1,15 @@
 """`WorkerPool`: the Pipeline's worker processes, which compute an epoch's per-sample tasks ahead of the trainer.
 
 Lifecycle. The Estimator opens a pool for each `fit` / `test` (`Pipeline.workers()`); its processes start at the first
-epoch that uses them and stay until the run ends, idle between epochs. At each epoch start every worker builds that
-epoch's plan from its own copy of the Pipeline (datasets and ops as they were when the pool started; changes the trainer
-makes to them later do not reach the workers, as with FastEstimator's and torch's worker processes).
+epoch that uses them (`start`) and stay until the run ends, idle between epochs. At each epoch start every worker
+builds that epoch's plan from its own copy of the Pipeline's planner (datasets and ops as they were when the pool
+started; changes the trainer makes to them later do not reach the workers, as with FastEstimator's and torch's worker
+processes). The pool owns everything an epoch may open besides its workers - the epoch being read, an
+InterleaveDataset's member pools, GeneratorDatasets' feed processes - and `close` stops them all.
+
+Messages. The trainer sends typed messages (`_StartEpoch`, `_RunTask`, `_Release`, `_Stop`) and each worker
+dispatches on their type, as torch's worker loop does with its control messages; tasks and results are
+`fe_core.pipeline.messages` dataclasses.
 
 Start method. `fork` on Linux: the datasets and ops reach the workers without pickling (an in-memory dataset is shared
 copy-on-write, a `LambdaOp` with a lambda just works) and a worker starts in milliseconds. Forking a process whose other
@@ -37,33 +43,37 @@ the trainer removes any left when it closes the pool; SIGTERM (a launcher stoppi
 leave through the same cleanup. Files the trainer writes for a worker's tasks (large index lists) carry that worker's
 name, so the worker removes them too when the trainer is killed. A finalizer closes a pool that is garbage-collected or
 left open at exit.
+
+How many workers start, and for which epochs, is `fe_core.pipeline.sizing`; how their errors reach the trainer is
+`fe_core.pipeline.worker_errors`.
 """
 from __future__ import annotations
 
 import collections
-import copy
 import itertools
-import json
 import os
 import pickle
 import secrets
 import signal
 import sys
 import time
-import traceback
 import warnings
 import weakref
 from multiprocessing import get_context
 from multiprocessing.connection import wait
-from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Deque, Dict, Generator, Iterator, List, Optional, Tuple
 
-from fe_core.pipeline._sample_epoch import TaskRunner, TaskStream
+import numpy as np
+
 from fe_core.pipeline._transport import SegmentReader, SegmentRing, decode, encode, remove_files, shared_directory
-from fe_core.pipeline.op_runner import add_note
+from fe_core.pipeline.messages import EpochSpec, Task, TaskResult
+from fe_core.pipeline.runners import TaskRunner, worker_runner
+from fe_core.pipeline.sizing import resolve_num_process, start_method
+from fe_core.pipeline.worker_errors import PipelineWorkerError, death_message, portable_error, rebuild_error
 
-__all__ = ["WorkerPool", "PipelineWorkerError", "resolve_num_process", "start_method", "MIN_WORKER_SAMPLES"]
+__all__ = ["WorkerPool", "PipelineWorkerError", "SEGMENTS"]
 
-MIN_WORKER_SAMPLES = 1024  # epochs with fewer samples run in the trainer (FE_PIPELINE_MIN_WORKER_SAMPLES overrides)
 PREFETCH = 2  # unanswered tasks per worker, at most: one computing, one waiting in its pipe
 WINDOW = 4  # tasks dispatched and not yet yielded, per worker (results wait in a reorder buffer)
 PREFETCH_BYTES = 512 * 1024 * 1024  # the most bytes of results waiting (FE_PIPELINE_PREFETCH_BYTES overrides)
@@ -73,104 +83,59 @@ _TASK_THRESHOLD = 8 * 1024  # task messages stay far below a pipe's buffer, so s
 _POLL = 0.5
 
 
-class PipelineWorkerError(RuntimeError):
-    """An error in a Pipeline worker process that could not be sent back as itself, or a worker that died."""
+# -------------------------------------------------------------------------------------------------------- messages
+@dataclass(frozen=True)
+class _StartEpoch:
+    """Build the runner of the epoch `spec` describes."""
+    spec: EpochSpec
 
 
-class _RemoteTraceback(Exception):
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def processes_on_this_node() -> int:
-    """How many processes of a data-parallel run share this node: torchrun's LOCAL_WORLD_SIZE, else the TF_CONFIG
-    tasks on this task's host (TensorFlow MultiWorker), else 1."""
-    try:
-        return max(1, int(os.environ["LOCAL_WORLD_SIZE"]))
-    except (KeyError, ValueError):
-        pass
-    try:
-        config = json.loads(os.environ.get("TF_CONFIG") or "{}")
-        cluster, task = config.get("cluster") or {}, config.get("task") or {}
-        host = str(cluster[task["type"]][int(task["index"])]).rsplit(":", 1)[0]
-        return max(1, sum(str(address).rsplit(":", 1)[0] == host for addresses in cluster.values()
-                          for address in addresses))
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
-        return 1
+@dataclass(frozen=True)
+class _RunTask:
+    """Compute a task (its `Task`, encoded by `_transport`) and answer with a `_TaskDone`."""
+    epoch_id: int
+    task_id: int
+    payload: Any
 
 
-def resolve_num_process(num_process: Optional[int]) -> int:
-    """Worker processes for `num_process` as FastEstimator documents it: None -> min(CPUs, max(32, 32 x GPUs)),
-    where CPUs is this process's share of the node in a data-parallel run (the node's CPUs / the processes on it,
-    `processes_on_this_node`), so the ranks' pools never oversubscribe the node."""
-    if num_process is not None:
-        return num_process
-    from fe_core.util.devices import cpu_count, get_num_gpus  # pylint: disable=import-outside-toplevel
-    try:
-        gpus = get_num_gpus()
-    except Exception:  # pylint: disable=broad-except  # no driver answer: count the CPUs only
-        gpus = 0
-    local_processes = processes_on_this_node()
-    gpus = -(-gpus // local_processes)  # the GPUs this process drives
-    return min(max(1, cpu_count() // local_processes), max(32, 32 * gpus))
+@dataclass(frozen=True)
+class _Release:
+    """The trainer dropped every array of the results in these segments."""
+    names: List[str]
 
 
-def start_method() -> str:
-    """'fork' on Linux, 'spawn' elsewhere; FE_PIPELINE_START_METHOD overrides."""
-    chosen = os.environ.get("FE_PIPELINE_START_METHOD")
-    if chosen:
-        return chosen
-    return "fork" if sys.platform.startswith("linux") else "spawn"
+@dataclass(frozen=True)
+class _Stop:
+    """Leave the worker loop."""
 
 
-def min_worker_samples() -> int:
-    """Epochs with fewer samples than this run in the trainer (starting processes would cost more than it saves)."""
-    value = os.environ.get("FE_PIPELINE_MIN_WORKER_SAMPLES")
-    return int(value) if value else MIN_WORKER_SAMPLES
+@dataclass(frozen=True)
+class _TaskDone:
+    """A worker's answer: the task's epoch and id, seconds spent on it, and its encoded `TaskResult` or
+    `_Failure`."""
+    epoch_id: int
+    task_id: int
+    seconds: float
+    encoded: Any
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """An exception raised in a worker, portable to the trainer (see `worker_errors.portable_error`)."""
+    info: Tuple[Optional[bytes], str, str, List[str], str, int]
 
 
 # ---------------------------------------------------------------------------------------------------------- worker
-def worker_copy(pipeline: Any) -> Any:
-    """A shallow copy of `pipeline` for the workers: the same datasets and ops, no pool and no open contexts."""
-    clone = copy.copy(pipeline)
-    clone.__dict__.update({name: None for name in ("_worker_pool", "_active_context") if name in clone.__dict__})
-    clone.__dict__["_pool_held"] = False
-    if "_bare_contexts" in clone.__dict__:
-        clone._bare_contexts = []  # pylint: disable=protected-access
-    clone.num_process = 0
-    return clone
-
-
-def _build_runner(pipeline: Any, spec: Dict[str, Any]) -> TaskRunner:
-    """The epoch's task runner in a worker, built by the worker's copy of the Pipeline (`Pipeline._worker_runner`:
-    the pool knows nothing of loaders, which is what keeps the loader -> pool import one-way)."""
-    return pipeline._worker_runner(spec)  # pylint: disable=protected-access
-
-
-def _portable(error: BaseException) -> Tuple[Optional[bytes], str, str, List[str], str, int]:
-    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-    try:
-        blob: Optional[bytes] = pickle.dumps(error)
-        pickle.loads(blob)
-    except Exception:  # pylint: disable=broad-except
-        blob = None
-    return (blob, type(error).__name__, str(error), list(getattr(error, "__notes__", ())), text, os.getpid())
-
-
 def _exit_on_sigterm(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
-def _worker_main(index: int, pipeline: Any, tasks: Any, results: Any, parent: int,
+def _worker_main(index: int, planner: Any, tasks: Any, results: Any, parent: int,
                  inherited: List[Any], directory: str, prefix: str, segment_limit: int) -> None:
-    """A worker's loop: build each epoch's runner, compute tasks, send results; leave when told or orphaned.
+    """A worker's loop: build each epoch's runner (`runners.worker_runner` with this worker's copy of the planner),
+    compute tasks, send results; leave when told or orphaned.
 
-    Every result goes back as `(epoch id, task id, seconds spent on the task, encoded reply)`; the trainer drops the
-    results of an epoch it abandoned by their epoch id.
+    Every result goes back as a `_TaskDone`; the trainer drops the results of an epoch it abandoned by their epoch id.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the trainer stops us
     signal.signal(signal.SIGTERM, _exit_on_sigterm)  # a launcher's SIGTERM: leave through the cleanup below
@@ -188,24 +153,23 @@ def _worker_main(index: int, pipeline: Any, tasks: Any, results: Any, parent: in
                     return
                 continue
             message = tasks.recv()
-            if message[0] == "stop":
+            if isinstance(message, _Stop):
                 return
-            if message[0] == "release":  # the trainer dropped every array of these results
-                ring.release(message[1])
+            if isinstance(message, _Release):  # the trainer dropped every array of these results
+                ring.release(message.names)
                 continue
-            if message[0] == "epoch":
+            if isinstance(message, _StartEpoch):
                 try:
-                    runner, build_error = _build_runner(pipeline, message[1]), None
+                    runner, build_error = worker_runner(planner, message.spec), None
                 except Exception as error:  # pylint: disable=broad-except  # reported with the first task
                     runner, build_error = None, error
                 continue
             began = clock()
-            _, epoch_id, task_id, payload = message
-            start, indices, want_batch = decode(payload, directory)
+            task: Task = decode(message.payload, directory)
             try:
                 if runner is None:
                     raise build_error or RuntimeError("no epoch was started in this Pipeline worker")
-                reply: Tuple[Any, ...] = ("ok", runner.run(start, indices, want_batch))
+                reply: Any = runner.run(task)
                 name = f"{prefix}{index}-{next(sequence)}"
                 try:
                     encoded = ring.encode(reply, name, _RESULT_THRESHOLD)
@@ -214,8 +178,8 @@ def _worker_main(index: int, pipeline: Any, tasks: Any, results: Any, parent: in
                                     f"({type(error).__name__}: {error}); every value the per-sample ops produce must "
                                     f"be picklable (or use Pipeline(num_process=0))") from error
             except Exception as error:  # pylint: disable=broad-except
-                encoded = encode(("error", _portable(error)), directory, f"{prefix}{index}-e", 0)
-            results.send((epoch_id, task_id, clock() - began, encoded))
+                encoded = encode(_Failure(portable_error(error)), directory, f"{prefix}{index}-e", 0)
+            results.send(_TaskDone(message.epoch_id, message.task_id, clock() - began, encoded))
     except (EOFError, OSError):  # the trainer is gone
         return
     finally:
@@ -245,7 +209,7 @@ def _stop_workers(workers: List[_Worker], directory: str, prefix: str, owner: in
     workers.clear()
     for worker in stopping:
         try:
-            worker.tasks.send(("stop",))
+            worker.tasks.send(_Stop())
         except (OSError, ValueError):
             pass
     # One grace period for all the workers, not one each: 15 workers stuck in long tasks stop in ~3 s, not ~45 s.
@@ -270,12 +234,12 @@ class WorkerPool:
     interpreter exits without `close()`.
 
     Args:
-        pipeline: The Pipeline (its `data`, `batch_size` and `ops` are what the workers compute with).
+        planner: The Pipeline's planner (its `data`, `batch_size` and `ops` are what the workers compute with).
         num_process: The requested worker count (None: FastEstimator's default; 0: none).
     """
 
-    def __init__(self, pipeline: Any, num_process: Optional[int]) -> None:
-        self.pipeline = pipeline
+    def __init__(self, planner: Any, num_process: Optional[int]) -> None:
+        self.planner = planner
         self.requested = num_process
         self.workers: List[_Worker] = []
         self.disabled = num_process == 0
@@ -288,25 +252,53 @@ class WorkerPool:
         self._finalizer: Optional[weakref.finalize] = None
         self.reader: Optional[SegmentReader] = None  # maps the workers' reused segments (see _transport)
         self.releases: Deque[str] = collections.deque()  # segments whose results were dropped, to tell their workers
+        self.open_epoch: Optional[Generator[Any, None, None]] = None  # the epoch being read, closed before the next
+        self.member_pools: List["WorkerPool"] = []  # an InterleaveDataset's members' pools
+        self.feeds: Dict[int, Any] = {}  # id(GeneratorDataset) -> its feed process
 
-    # ------------------------------------------------------------------ which epochs
-    def wanted(self, loader: Any, estimated_samples: int) -> bool:
-        """Whether this epoch's per-sample path runs in the workers (starting them if needed)."""
-        if self.disabled or loader.timer is not None or estimated_samples < min_worker_samples():
+    # ------------------------------------------------------------------ start / stop
+    def start(self) -> bool:
+        """Start the worker processes unless they run already; whether the pool has workers (it declines with no
+        process to start, or datasets that spawned workers cannot receive)."""
+        if self.disabled:
             return False
         if not self.workers:
             self._start()
         return bool(self.workers)
 
-    # ------------------------------------------------------------------ start / stop
+    def pools_for_members(self, members: int) -> List["WorkerPool"]:
+        """A pool per member of an InterleaveDataset (their epochs interleave, a pool runs one epoch at a time),
+        sharing this pool's worker count between them (members left without one run in the trainer: never more
+        processes than `num_process`); kept until this pool closes."""
+        if self.disabled:
+            return []
+        if len(self.member_pools) != members:
+            for pool in self.member_pools:
+                pool.close()
+            base, extra = divmod(resolve_num_process(self.requested), members)
+            self.member_pools = [WorkerPool(self.planner, base + (1 if which < extra else 0))  # 0: none
+                                 for which in range(members)]
+        return list(self.member_pools)
+
+    def generator_feed(self, dataset: Any, window: int) -> Any:
+        """The feed process of a GeneratorDataset (one per dataset, kept until this pool closes), or None when the
+        pool has no process to give (num_process resolves to 0)."""
+        if self.disabled or resolve_num_process(self.requested) < 1:
+            return None
+        from fe_core.pipeline._feed import GeneratorFeed  # pylint: disable=import-outside-toplevel
+        feed = self.feeds.get(id(dataset))
+        if feed is None or not feed.process.is_alive():
+            feed = self.feeds[id(dataset)] = GeneratorFeed(dataset, window=window)
+        return feed
+
     def _start(self) -> None:
         count = resolve_num_process(self.requested)
         if count < 1:
             self.disabled = True
             return
-        pipeline = worker_copy(self.pipeline)
+        planner = self.planner
         if self.method != "fork":
-            problem = _unpicklable(pipeline)
+            problem = _unpicklable(planner)
             if problem is not None:
                 warnings.warn(f"Pipeline(num_process={self.requested}) runs its per-sample path in the training "
                               f"process: the worker processes (start method {self.method!r}) need to pickle the "
@@ -334,7 +326,7 @@ class WorkerPool:
                 result_read, result_write = context.Pipe(duplex=False)
                 inherited = trainer_ends + [task_write, result_read] if self.method == "fork" else []
                 process = context.Process(target=_worker_main, name=f"fe-pipeline-worker-{index}", daemon=True,
-                                          args=(index, pipeline, task_read, result_write, os.getpid(), inherited,
+                                          args=(index, planner, task_read, result_write, os.getpid(), inherited,
                                                 self.directory, self.prefix, segment_limit))
                 with warnings.catch_warnings():  # Python 3.12+ warns about forking a threaded process; see above
                     warnings.simplefilter("ignore", DeprecationWarning)
@@ -351,7 +343,17 @@ class WorkerPool:
                 cv2.setNumThreads(cv2_threads)
 
     def close(self) -> None:
-        """Stop the workers (asking first, then terminating) and remove any shared-memory files left."""
+        """Stop the epoch being read, the member pools, the feed processes and the workers (asking first, then
+        terminating), and remove any shared-memory files left."""
+        epoch, self.open_epoch = self.open_epoch, None
+        if epoch is not None and not epoch.gi_running:  # an epoch abandoned mid-way (not the one closing us)
+            epoch.close()
+        feeds, self.feeds = self.feeds, {}
+        for feed in feeds.values():
+            feed.close()
+        members, self.member_pools = self.member_pools, []
+        for pool in members:
+            pool.close()
         self.workers = []
         if self.reader is not None:
             self.reader.close()  # batches still held keep their memory; nobody is told when they go
@@ -395,7 +397,7 @@ class WorkerPool:
 
     def _died(self, worker: _Worker, plan: Any) -> None:
         worker.process.join(timeout=1.0)
-        error = PipelineWorkerError(_death_message(worker.index, worker.process, plan))
+        error = PipelineWorkerError(death_message(worker.index, worker.process, plan))
         self.close()  # the next epoch that wants workers starts a fresh pool
         raise error
 
@@ -410,11 +412,30 @@ class WorkerPool:
             names.setdefault(index, []).append(name)
         for worker in self.workers:
             if worker.index in names:
-                self._send(worker, ("release", names[worker.index]), plan)
+                self._send(worker, _Release(names[worker.index]), plan)
 
-    def run_epoch(self, loader: Any, key: int, stream: TaskStream, aligned: List[bool], limit: int
-                  ) -> Iterator[Tuple[int, Any, Tuple[Any, ...]]]:
-        """Compute `stream`'s tasks in the workers; yield `(start, indices, result)` in task order.
+    def run_epoch(self, spec: EpochSpec, tasks: Iterator[Tuple[int, np.ndarray]], receiver: Any,
+                  limit: int, plan: Any) -> Generator[Tuple[Task, TaskResult], None, None]:
+        """Compute `tasks` in the workers (started); yield `(task, result)` in task order. An epoch still open (a
+        loader abandoned mid-epoch) is closed first: its tasks go before this epoch's are sent.
+
+        Args:
+            spec: What the workers need to build the epoch's runner.
+            tasks: `(stream position, indices)` of each task, endless.
+            receiver: The epoch's assembler: its `wants_batches` is read as each task is sent.
+            limit: Tasks are prefetched up to this stream position.
+            plan: The epoch plan (for messages).
+        """
+        previous, self.open_epoch = self.open_epoch, None
+        if previous is not None:
+            previous.close()
+        epoch = self._epoch(spec, tasks, receiver, limit, plan)
+        self.open_epoch = epoch
+        return epoch
+
+    def _epoch(self, spec: EpochSpec, stream: Iterator[Tuple[int, np.ndarray]], receiver: Any,
+               limit: int, plan: Any) -> Generator[Tuple[Task, TaskResult], None, None]:
+        """`run_epoch`'s generator.
 
         Tasks go to whichever worker has the fewest unanswered (at most PREFETCH each), results are read from any
         worker as they come and put back in task order (a reorder buffer), and up to `_window()` tasks are ahead of
@@ -423,15 +444,13 @@ class WorkerPool:
         epoch ends without computing tasks nobody uses. An epoch abandoned early returns at once: its tasks still in
         the workers are dropped by their epoch id when their results arrive.
         """
-        plan = loader.plan
-        spec = loader.worker_spec(key)
         workers = self.workers
         for worker in workers:
-            self._send(worker, ("epoch", spec), plan)
+            self._send(worker, _StartEpoch(spec), plan)
         tasks = iter(stream)
         upcoming = [next(tasks)]
         epoch_id = next(self.epoch_ids)
-        dispatched: Dict[int, Tuple[int, Any]] = {}  # task id -> (start, indices), until yielded
+        dispatched: Dict[int, Task] = {}  # task id -> task, until yielded
         arrived: Dict[int, Tuple[_Worker, Any]] = {}  # task id -> (worker, encoded reply), until its turn
         sent = head = 0
         budget = _prefetch_bytes()
@@ -447,18 +466,19 @@ class WorkerPool:
             upcoming.append(next(tasks))
             task_id, sent = sent, sent + 1
             self._send_releases(plan)
-            payload = encode((start, indices, aligned[0]), self.directory,
-                             f"{self.prefix}{worker.index}-t{epoch_id}-{task_id}", _TASK_THRESHOLD)
-            self._send(worker, ("task", epoch_id, task_id, payload), plan)
+            task = Task(start, indices, receiver.wants_batches)
+            payload = encode(task, self.directory, f"{self.prefix}{worker.index}-t{epoch_id}-{task_id}",
+                             _TASK_THRESHOLD)
+            self._send(worker, _RunTask(epoch_id, task_id, payload), plan)
             worker.outstanding += 1
-            dispatched[task_id] = (start, indices)
+            dispatched[task_id] = task
 
         def fill() -> None:
             nonlocal window, sized
             if self.result_bytes != sized:  # a larger result arrived: the byte budget allows fewer tasks ahead
                 sized = self.result_bytes
                 window = self._window(budget)
-            while sent - head < window and (upcoming[0][0] < limit or not aligned[0]):
+            while sent - head < window and (upcoming[0][0] < limit or not receiver.wants_batches):
                 worker = min(workers, key=lambda candidate: candidate.outstanding)
                 if worker.outstanding >= PREFETCH:
                     return
@@ -473,15 +493,15 @@ class WorkerPool:
                     self._collect(epoch_id, arrived, plan)
                     fill()
                 worker, encoded = arrived.pop(head)
-                start, indices = dispatched.pop(head)
+                task = dispatched.pop(head)
                 head += 1
                 reply = reader.decode(encoded)
-                if reply[0] == "error":
-                    raise _rebuild(reply[1], worker.index)
+                if isinstance(reply, _Failure):
+                    raise rebuild_error(reply.info, worker.index)
                 if any(candidate.outstanding for candidate in workers):
                     self._collect(epoch_id, arrived, plan, timeout=0)  # results already there free their workers
                 fill()
-                yield start, indices, reply[1]
+                yield task, reply
         except (KeyboardInterrupt, SystemExit):
             # Ctrl-C (or SIGTERM during fit) may have cut a message to or from a worker in half: the pipes can no
             # longer be trusted, nor the count of tasks out. Stop the workers; the next epoch starts a fresh pool.
@@ -491,6 +511,7 @@ class WorkerPool:
             self.epoch_seconds += time.perf_counter() - began
             for _, encoded in arrived.values():
                 reader.discard(encoded)
+            self.open_epoch = None
 
     def _collect(self, epoch_id: int, arrived: Dict[int, Tuple[_Worker, Any]], plan: Any,
                  timeout: float = _POLL) -> None:
@@ -512,15 +533,15 @@ class WorkerPool:
                     message = None
                 if message is not None:
                     worker.outstanding -= 1
-                    task_epoch, task_id, seconds, encoded = message
-                    worker.busy += seconds
+                    encoded = message.encoded
+                    worker.busy += message.seconds
                     worker.done += 1
-                    if task_epoch != epoch_id:
+                    if message.epoch_id != epoch_id:
                         self.reader.discard(encoded)  # type: ignore[union-attr]
                     else:
                         size = len(encoded[0]) + sum(length for _, length in encoded[2] or ())
                         self.result_bytes = max(self.result_bytes, size)
-                        arrived[task_id] = (worker, encoded)
+                        arrived[message.task_id] = (worker, encoded)
                     continue
             self._died(worker, plan)  # the process ended and left nothing to read
 
@@ -530,47 +551,14 @@ def _prefetch_bytes() -> int:
     return int(value) if value else PREFETCH_BYTES
 
 
-def _death_message(index: int, process: Any, plan: Any) -> str:
-    code = process.exitcode
-    if code is not None and code < 0:
-        try:
-            how = f"was killed by {signal.Signals(-code).name}"
-        except ValueError:
-            how = f"was killed by signal {-code}"
-    else:
-        how = f"exited with code {code}"
-    where = f" while preparing batches in {plan.where()}" if plan is not None else ""
-    return (f"Pipeline worker {index} (pid {process.pid}) {how}{where}. The operating system kills processes this way "
-            f"when memory runs out: try a smaller Pipeline num_process or batch size (num_process=0 runs the pipeline "
-            f"in the training process)")
-
-
-def _rebuild(info: Tuple[Optional[bytes], str, str, List[str], str, int], index: int) -> BaseException:
-    blob, name, message, notes, text, pid = info
-    error: Optional[BaseException] = None
-    if blob is not None:
-        try:
-            error = pickle.loads(blob)
-        except Exception:  # pylint: disable=broad-except
-            error = None
-    if error is None:
-        error = PipelineWorkerError(f"{name}: {message}")
-    for note in notes:
-        add_note(error, note)
-    add_note(error, f"raised in Pipeline worker {index} (pid {pid}); set Pipeline(num_process=0) to run the "
-                    f"pipeline in the training process")
-    error.__cause__ = _RemoteTraceback(f"\n\"\"\"\n{text}\"\"\"")
-    return error
-
-
-def _unpicklable(pipeline: Any) -> Optional[str]:
-    """What in the Pipeline cannot be pickled (for spawned workers), or None."""
+def _unpicklable(planner: Any) -> Optional[str]:
+    """What in the Pipeline's planner cannot be pickled (for spawned workers), or None."""
     try:
-        pickle.dumps(pipeline)
+        pickle.dumps(planner)
         return None
     except Exception:  # pylint: disable=broad-except
         pass
-    data, batch_size, ops = pipeline.data, pipeline.batch_size, pipeline.ops
+    data, batch_size, ops = planner.data, planner.batch_size, planner.ops
     candidates: List[Tuple[str, Any]] = [(f"op {type(op).__name__} at position {position}", op)
                                          for position, op in enumerate(ops)]
     candidates += [(f"the {mode} dataset{f' {ds_id!r}' if ds_id else ''} ({type(dataset).__name__})", dataset)

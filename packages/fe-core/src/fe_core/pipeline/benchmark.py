@@ -5,6 +5,7 @@ import contextlib
 import time
 from typing import Any, Dict, List, Optional
 
+from fe_core.pipeline.loader import EpochLoader
 from fe_core.pipeline.op_runner import OpTimer
 
 __all__ = ["benchmark_pipeline"]
@@ -50,7 +51,7 @@ def benchmark_pipeline(pipeline: Any, mode: str = "train", epoch: int = 1, ds_id
     table of milliseconds per visit and share of the time is printed.
 
     Args:
-        pipeline: The `Pipeline` (its `get_ds_ids`, `__call__` and `_timed_loader` are used).
+        pipeline: The `Pipeline` (its `get_ds_ids`, `__call__` and `planner` are used).
 
     Returns:
         {ds_id: {"steps_per_sec": ..., "samples_per_sec": ...}}.
@@ -95,7 +96,8 @@ def _benchmark(pipeline: Any, mode: str, epoch: int, ds_ids: List[str], num_step
               f"{elapsed:.3f}s: Steps/sec: {steps / elapsed:.2f}, Samples/sec: {samples / elapsed:.1f}")
         if detailed and not loader.plan.native and loader.plan.dataset is not None:
             timer = OpTimer()
-            timed_loader = pipeline._timed_loader(mode, epoch, current, min(log_interval, num_steps), timer)
+            timed_loader = EpochLoader(pipeline.planner.plan(mode, epoch, current, None), shuffle=mode == "train",
+                                       steps_per_epoch=min(log_interval, num_steps), timer=timer)
             start = clock()
             for _ in timed_loader:
                 pass

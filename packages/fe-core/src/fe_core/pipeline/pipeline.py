@@ -3,63 +3,26 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import math
-import random
-import warnings
-from typing import Any, Dict, Iterable, Iterator, List, Literal, Optional, Set, Tuple, Union, overload
+from typing import Any, Dict, Iterable, Iterator, List, Literal, Optional, Set, Union, overload
 
 import numpy as np
 
-from fe_core.config_error import ConfigurationError, ConfigurationTypeError
-from fe_core.framework import Backend, framework_backends
 from fe_core.containers import to_list
-from fe_core.dataset.dataset import InMemoryDataset
-from fe_core.distributed.communicator import get_communicator
-from fe_core.modes import check_ds_id
-from fe_core.op.numpyop.batch import Batch, collate_samples
+from fe_core.op.numpyop.batch import collate_samples
 from fe_core.op.numpyop.numpyop import NumpyOp
 from fe_core.op.numpyop.remove_if import FilteredData
-from fe_core.pipeline.epoch_plan import EpochPlan
+from fe_core.pipeline.config_checks import (DATA_MODES, check_batch_ops, check_batch_size, check_framework_sources,
+                                            check_ops, is_positive_int, register_data)
+from fe_core.pipeline.loader import EpochLoader
+from fe_core.pipeline.op_runner import compile_steps, run_steps
+from fe_core.pipeline.planner import (Planner, PlannerField, PipelineConfigError, is_native_dataset,
+                                      native_dataset_backend)
 from fe_core.pipeline.position import EpochPosition, PositionTracker
-from fe_core.pipeline.loader import EpochLoader, worker_runner
 from fe_core.pipeline.public_loader import public_loader
-from fe_core.pipeline.op_runner import OpTimer, compile_steps, run_steps
-from fe_core.schedule.scheduler import EpochScheduler, RepeatScheduler, Scheduler, get_current_items, \
-    get_signature_epochs
+from fe_core.schedule.scheduler import Scheduler
 from fe_core.export import fe_export
 
 __all__ = ["Pipeline", "PipelineConfigError", "is_native_dataset"]
-
-_DATA_MODES = ("train", "eval", "test")
-
-
-def _is_positive_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
-_WARNED_UNSHARDED: Set[int] = set()  # native loaders already warned about (once per loader and process)
-
-
-def native_dataset_backend(dataset: Any) -> Optional[Backend]:
-    """The backend that claims `dataset` as its framework's own loader (torch DataLoader, tf.data.Dataset), if any.
-
-    Only backends whose framework is already imported are asked, so no framework is imported here.
-    """
-    for backend in framework_backends():
-        if backend.is_native_dataset(dataset):
-            return backend
-    return None
-
-
-def is_native_dataset(dataset: Any) -> bool:
-    """Whether a backend claims `dataset` as its framework's own loader (torch DataLoader, tf.data.Dataset)."""
-    return native_dataset_backend(dataset) is not None
-
-
-class PipelineConfigError(ConfigurationError):
-    """An invalid Pipeline configuration. A ValueError, and an AssertionError as FastEstimator raises for the same
-    cases, so `except AssertionError` clauses written for FastEstimator keep working."""
-
 
 class _PipelineContext:
     """What `Pipeline.__call__` returns: a context manager whose `__enter__` gives the epoch's loader.
@@ -96,76 +59,6 @@ class _PipelineContext:
         self.tracker.active = None
         if not self.pipeline._pool_held:  # a bare loader: its workers stop with its context
             self.pipeline.close()
-
-
-class _BatchedItems:
-    """A user's dataset whose items are lists of sample dicts (pre-batched, as BatchDataset's are), marked so that the
-    Pipeline runs its per-sample ops on each sample of an item and collates the item into one batch."""
-
-    fe_batched = True
-
-    def __init__(self, dataset: Any) -> None:
-        self.dataset = dataset
-        reset = getattr(dataset, "fe_reset_ds", None)
-        if callable(reset):
-            self.fe_reset_ds = reset
-
-    def __len__(self) -> int:
-        return len(self.dataset)
-
-    def __getitem__(self, index: int) -> Any:
-        return self.dataset[index]
-
-    def keys(self) -> List[str]:
-        """Every key of the first item's samples (samples may have disjoint keys)."""
-        keys: Dict[str, None] = {}
-        for sample in _peek(self.dataset):
-            keys.update(dict.fromkeys(sample))
-        return list(keys)
-
-
-def _peek(dataset: Any) -> Any:
-    """`dataset[0]`, leaving numpy's, python's and the loaded frameworks' random states as they were (a peek never
-    shifts the run's random stream)."""
-    numpy_state, python_state = np.random.get_state(), random.getstate()
-    framework_states = [(backend, backend.get_rng_state()) for backend in framework_backends()]
-    try:
-        return dataset[0]
-    finally:
-        np.random.set_state(numpy_state)
-        random.setstate(python_state)
-        for backend, state in framework_states:
-            if state is not None:
-                backend.set_rng_state(state)
-
-
-def _items_are_batches(dataset: Any) -> bool:
-    """Whether `dataset[i]` returns a list of sample dicts (a pre-batched dataset) rather than one sample dict.
-
-    fe's own dict-returning datasets are known without looking (looking at some would consume a generator sample);
-    wrappers (ExtendDataset, CombinedDataset) are judged by what they wrap; any other dataset's first item is
-    peeked at.
-    """
-    if getattr(dataset, "fe_batched", False):
-        return True
-    if isinstance(dataset, InMemoryDataset):  # its samples are dicts by contract (subclasses too)
-        return False
-    getitem = getattr(type(dataset), "__getitem__", None)
-    if getattr(getitem, "__module__", "").startswith("fe_core."):
-        inner = getattr(dataset, "dataset", None)
-        if inner is not None and inner is not dataset:
-            return _items_are_batches(inner)
-        members = getattr(dataset, "datasets", None)
-        if isinstance(members, list) and members and not callable(getattr(dataset, "sub_ds_ids", None)):
-            return _items_are_batches(members[0])
-        return False
-    try:
-        if len(dataset) == 0:
-            return False
-        item = _peek(dataset)
-    except Exception:  # pylint: disable=broad-except  # the loader reports a dataset that cannot be read
-        return False
-    return isinstance(item, list) and bool(item) and all(isinstance(sample, dict) for sample in item)
 
 
 @fe_export("fe.pipeline.Pipeline", "fe.Pipeline")
@@ -234,8 +127,10 @@ class Pipeline:
         [(4, 28, 28, 1), (4, 28, 28, 1), (2, 28, 28, 1)]
     """
 
-    data: Dict[str, Dict[str, Any]]
-    ops: List[Union[NumpyOp, Scheduler]]
+    # what the epochs are planned from (and what worker processes receive), kept on the planner
+    data: Dict[str, Dict[str, Any]] = PlannerField()  # type: ignore[assignment]
+    ops: List[Union[NumpyOp, Scheduler]] = PlannerField()  # type: ignore[assignment]
+    batch_size: Union[None, int, Scheduler, Dict[str, Union[int, Scheduler]]] = PlannerField()  # type: ignore
 
     def __init__(self,
                  train_data: Any = None,
@@ -244,20 +139,17 @@ class Pipeline:
                  batch_size: Union[None, int, Scheduler, Dict[str, Union[int, Scheduler]]] = None,
                  ops: Union[None, NumpyOp, Scheduler, Iterable[Union[NumpyOp, Scheduler]]] = None,
                  num_process: Optional[int] = None) -> None:
-        self.data = {}
-        for mode, data in zip(_DATA_MODES, (train_data, eval_data, test_data)):
-            if data is not None:
-                self.data[mode] = self._register(mode, data)
-        self._check_batch_size(batch_size)
-        self.batch_size = batch_size
-        self.ops = list(to_list(ops))
-        self._check_ops()
+        registered = {mode: register_data(mode, data)
+                      for mode, data in zip(DATA_MODES, (train_data, eval_data, test_data)) if data is not None}
+        check_batch_size(batch_size)
+        self.planner = Planner(registered, batch_size, list(to_list(ops)))
+        check_ops(self.ops)
         if num_process is not None and (not isinstance(num_process, int) or isinstance(num_process, bool)
                                         or num_process < 0):
             raise ValueError(f"Pipeline num_process must be None or a non-negative integer, got {num_process!r}")
         self.num_process = num_process
-        self._check_framework_sources(batch_size, ops, num_process)
-        self._check_batch_ops()
+        check_framework_sources(self.data, batch_size, ops, num_process)
+        check_batch_ops(self.data, self.ops)
         self._position = PositionTracker()
         self._worker_pool: Any = None  # the worker processes' pool, made by the first loader that may use it
         self._pool_held = False  # inside `workers()`: the pool lives until the block ends, not each loader
@@ -266,207 +158,6 @@ class Pipeline:
         # What `with pipeline as loader` uses: the last `pipeline(...)` call's settings (FastEstimator's defaults first)
         self._context_args: Dict[str, Any] = {"mode": "train", "epoch": 1, "ds_id": "", "shuffle": None,
                                               "steps_per_epoch": None, "output_keys": None}
-        self._batched_items: Dict[int, Tuple[Any, bool]] = {}  # id(dataset) -> (dataset, items are batches)
-
-    # ------------------------------------------------------------------ validation
-    @staticmethod
-    def _check_dataset(mode: str, ds_id: str, dataset: Any) -> None:
-        if dataset is None or isinstance(dataset, Scheduler):
-            values = dataset.get_all_values() if isinstance(dataset, Scheduler) else []
-            for value in values:
-                if isinstance(value, (Scheduler, dict)):
-                    raise TypeError(f"Pipeline {mode} data{f' {ds_id!r}' if ds_id else ''}: a Scheduler must hold "
-                                    f"datasets; to schedule per ds_id use {{ds_id: Scheduler}}")
-                if value is not None:
-                    Pipeline._check_dataset(mode, ds_id, value)
-            return
-        if isinstance(dataset, (str, bytes)) or not (hasattr(dataset, "__iter__") or hasattr(dataset, "__getitem__")):
-            raise TypeError(f"Pipeline {mode} data{f' {ds_id!r}' if ds_id else ''} is a {type(dataset).__name__}, "
-                            f"not a dataset (an object with __len__ and __getitem__ returning dicts) or a framework "
-                            f"loader")
-
-    def _register(self, mode: str, data: Any) -> Dict[str, Any]:
-        if isinstance(data, dict):
-            if not data:
-                raise ValueError(f"Pipeline {mode}_data is an empty dict; give at least one {{ds_id: dataset}}")
-            for ds_id, dataset in data.items():
-                if not isinstance(ds_id, str) or ds_id.startswith("!"):
-                    raise PipelineConfigError(f"Pipeline {mode}_data ds_id {ds_id!r} must be a string not starting "
-                                              f"with '!'")
-                check_ds_id({ds_id})
-                self._check_dataset(mode, ds_id, dataset)
-            return dict(data)
-        self._check_dataset(mode, "", data)
-        return {"": data}
-
-    @staticmethod
-    def _check_batch_size(batch_size: Any) -> None:
-        def check_one(value: Any, where: str) -> None:
-            values = value.get_all_values() if isinstance(value, Scheduler) else [value]
-            for item in values:
-                if item is not None and not _is_positive_int(item):
-                    raise ValueError(f"Pipeline batch_size{where} must be a positive integer (or None), got {item!r}")
-
-        if isinstance(batch_size, dict):
-            for mode, value in batch_size.items():
-                if mode not in _DATA_MODES:
-                    raise ValueError(f"Pipeline batch_size keys must be modes {list(_DATA_MODES)}, got {mode!r}")
-                check_one(value, f"[{mode!r}]")
-        else:
-            check_one(batch_size, "")
-
-    def _check_ops(self) -> None:
-        for position, item in enumerate(self.ops):
-            values = item.get_all_values() if isinstance(item, Scheduler) else [item]
-            for op in values:
-                if op is not None and not isinstance(op, NumpyOp):
-                    raise ConfigurationTypeError(f"Pipeline ops must be NumpyOps (or Schedulers of NumpyOps), got "
-                                    f"{type(op).__name__} at position {position}")
-
-    def _sources(self) -> List[Any]:
-        """Every dataset the Pipeline holds (the values of Schedulers included)."""
-        sources = []
-        for datasets in self.data.values():
-            for dataset in datasets.values():
-                values = dataset.get_all_values() if isinstance(dataset, Scheduler) else [dataset]
-                sources.extend(value for value in values if value is not None)
-        return sources
-
-    def _check_framework_sources(self, batch_size: Any, ops: Any, num_process: Any) -> None:
-        """Refuse `batch_size`, `ops` and `num_process` when every source is a framework loader (a torch DataLoader, a
-        tf.data.Dataset: already batched, they never run them), as FastEstimator does; warn when some sources are fe
-        datasets (there they apply)."""
-        sources = self._sources()
-        native = [source for source in sources if is_native_dataset(source)]
-        if not native:
-            return
-        given = [name for name, value in (("batch_size", batch_size), ("ops", ops), ("num_process", num_process))
-                 if value is not None]
-        kinds = sorted({type(source).__name__ for source in native})
-        if len(native) == len(sources):
-            if given:
-                raise PipelineConfigError(f"Pipeline {', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} "
-                                          f"to fe datasets, but every data source is a framework loader ({kinds}), "
-                                          f"which is already batched and preprocessed: batch and preprocess it "
-                                          f"yourself, or give an fe dataset")
-            return
-        for name in given:
-            warnings.warn(f"Pipeline {name} only applies to the fe datasets, not to the framework loaders ({kinds})",
-                          UserWarning, stacklevel=3)
-
-    def _check_batch_ops(self) -> None:
-        """Refuse two Batch ops for one epoch, mode and ds_id (as FastEstimator does, when the Pipeline is built)."""
-        batch_items = [item for item in self.ops if isinstance(item, Batch) or (
-            isinstance(item, Scheduler) and any(isinstance(value, Batch) for value in item.get_all_values()))]
-        if len(batch_items) < 2:
-            return
-        schedulers = [item for item in batch_items if isinstance(item, Scheduler)]
-        horizon = 1
-        for scheduler in schedulers:
-            if isinstance(scheduler, EpochScheduler):
-                horizon = max(horizon, max(scheduler.epoch_dict))
-            elif not isinstance(scheduler, RepeatScheduler):
-                horizon = max(horizon, 100)  # an unknown kind of Scheduler: look at its first 100 epochs
-        cycle = 1
-        for scheduler in schedulers:
-            if isinstance(scheduler, RepeatScheduler):
-                cycle = cycle * scheduler.cycle_length // math.gcd(cycle, scheduler.cycle_length)
-        epochs = get_signature_epochs(batch_items, horizon + cycle) if schedulers else [1]
-        for mode, datasets in self.data.items():
-            ds_ids = set(datasets)
-            for dataset in datasets.values():
-                values = dataset.get_all_values() if isinstance(dataset, Scheduler) else [dataset]
-                for value in values:
-                    if value is not None and callable(getattr(value, "sub_ds_ids", None)):
-                        ds_ids.update(value.sub_ds_ids(""))  # an InterleaveDataset's named members
-            for ds_id in sorted(ds_ids):
-                for epoch in epochs:
-                    active = [op for op in get_current_items(batch_items, run_modes=mode, epoch=epoch, ds_id=ds_id)
-                              if isinstance(op, Batch)]
-                    if len(active) > 1:
-                        raise PipelineConfigError(f"Pipeline has {len(active)} Batch ops for mode {mode!r}, epoch "
-                                                  f"{epoch}, ds_id {ds_id!r}: you may provide at most 1 Batch op for "
-                                                  f"a given epoch/mode/ds_id combination")
-
-    # ------------------------------------------------------------------ resolution (once per call)
-    def _dataset(self, mode: str, epoch: int, ds_id: str) -> Any:
-        if mode not in self.data:
-            raise KeyError(f"Pipeline has no data for mode {mode!r} (modes with data: {sorted(self.data)})")
-        datasets = self.data[mode]
-        if ds_id not in datasets:
-            raise KeyError(f"Pipeline has no dataset with ds_id {ds_id!r} in mode {mode!r} "
-                           f"(ds_ids: {sorted(datasets)})")
-        dataset = datasets[ds_id]
-        return dataset.get_current_value(epoch) if isinstance(dataset, Scheduler) else dataset
-
-    def _pipeline_batch_size(self, mode: str, epoch: int) -> Optional[int]:
-        batch_size = self.batch_size
-        if isinstance(batch_size, dict):
-            batch_size = batch_size.get(mode)
-        if isinstance(batch_size, Scheduler):
-            batch_size = batch_size.get_current_value(epoch)
-        return batch_size
-
-    def _split_ops(self, mode: str, epoch: int, ds_id: Union[str, List[str]]
-                   ) -> Tuple[List[NumpyOp], Optional[Batch], List[NumpyOp]]:
-        ops = get_current_items(self.ops, run_modes=mode, epoch=epoch, ds_id=ds_id)
-        batch_positions = [index for index, op in enumerate(ops) if isinstance(op, Batch)]
-        if len(batch_positions) > 1:
-            raise PipelineConfigError(f"Pipeline has {len(batch_positions)} Batch ops in mode {mode!r} epoch {epoch} "
-                                      f"ds_id {ds_id!r}; at most one Batch may apply to a given mode, epoch and ds_id")
-        if not batch_positions:
-            return ops, None, []
-        position = batch_positions[0]
-        return ops[:position], ops[position], ops[position + 1:]
-
-    def _batch_size(self, mode: str, epoch: int, batch_op: Optional[Batch]) -> Optional[int]:
-        if batch_op is not None and batch_op.batch_size is not None:
-            return batch_op.batch_size
-        return self._pipeline_batch_size(mode, epoch)
-
-    def _worker_runner(self, spec: Dict[str, Any]) -> Any:
-        """In a worker process (this is its copy of the Pipeline): the task runner of the epoch `spec` describes."""
-        return worker_runner(self, spec)
-
-    def _plan(self, mode: str, epoch: int, ds_id: str, output_keys: Optional[Iterable[str]]) -> EpochPlan:
-        dataset = self._dataset(mode, epoch, ds_id)
-        plan = self._plan_for(mode, epoch, ds_id, dataset, output_keys)
-        if callable(getattr(dataset, "sub_ds_ids", None)):  # an InterleaveDataset: one plan per member dataset
-            plan.sub_plans = [self._plan_for(mode, epoch, sub_ds_id, member, output_keys, op_ids)
-                              for sub_ds_id, member, op_ids in zip(dataset.sub_ds_ids(ds_id), dataset.datasets,
-                                                                   dataset.op_ds_ids(ds_id))]
-            dataset.set_batch_sizes([sub.batch_size or 1 for sub in plan.sub_plans])
-        return plan
-
-    def _plan_for(self, mode: str, epoch: int, ds_id: str, dataset: Any,
-                  output_keys: Optional[Iterable[str]], op_ds_ids: Optional[List[str]] = None) -> EpochPlan:
-        native_backend = native_dataset_backend(dataset) if dataset is not None else None
-        native = native_backend is not None
-        if native and get_communicator().world_size > 1 and id(dataset) not in _WARNED_UNSHARDED:
-            problem = native_backend.unsharded_native_dataset(dataset)
-            if problem:
-                _WARNED_UNSHARDED.add(id(dataset))
-                warnings.warn(f"Pipeline data in mode {mode!r} ds_id {ds_id!r} is a {type(dataset).__name__} in a "
-                              f"data-parallel run, and {problem}", RuntimeWarning, stacklevel=2)
-        sample_ops, batch_op, post_ops = self._split_ops(mode, epoch, op_ds_ids or ds_id)
-        if dataset is not None and not native and not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
-            raise TypeError(f"Pipeline data in mode {mode!r} ds_id {ds_id!r} ({type(dataset).__name__}) has no "
-                            f"__len__/__getitem__ and no loaded backend recognises it as a native loader (build the "
-                            f"Network first so that its backend is loaded)")
-        if dataset is not None and not native and self._returns_batches(dataset):
-            dataset = dataset if getattr(dataset, "fe_batched", False) else _BatchedItems(dataset)
-        return EpochPlan(mode=mode, epoch=epoch, ds_id=ds_id, dataset=dataset, native=native, sample_ops=sample_ops,
-                         batch_op=batch_op, post_ops=post_ops, batch_size=self._batch_size(mode, epoch, batch_op),
-                         output_keys=output_keys,
-                         native_to_numpy=native_backend.to_numpy if native_backend is not None else None)
-
-    def _returns_batches(self, dataset: Any) -> bool:
-        """Whether `dataset`'s items are whole batches (lists of sample dicts); decided once per dataset."""
-        known = self._batched_items.get(id(dataset))
-        if known is None or known[0] is not dataset:
-            known = (dataset, _items_are_batches(dataset))
-            self._batched_items[id(dataset)] = known
-        return known[1]
 
     # ------------------------------------------------------------------ iteration
     def __call__(self,
@@ -506,16 +197,22 @@ class Pipeline:
         if self._active_context is not None:
             raise ValueError("You cannot invoke a Pipeline's __call__ method while it already has an active loader "
                              "(Pipeline contexts cannot be nested)")
-        if steps_per_epoch is not None and not _is_positive_int(steps_per_epoch):
+        if steps_per_epoch is not None and not is_positive_int(steps_per_epoch):
             raise ValueError(f"steps_per_epoch must be None or a positive integer, got {steps_per_epoch!r}")
         self._context_args = {"mode": mode, "epoch": epoch, "ds_id": ds_id, "shuffle": shuffle,
                               "steps_per_epoch": steps_per_epoch, "output_keys": output_keys}
-        plan = self._plan(mode, epoch, ds_id, output_keys)
+        return self._context(mode, epoch, ds_id, shuffle, steps_per_epoch, output_keys, warmup, in_process=False)
+
+    def _context(self, mode: str, epoch: int, ds_id: str, shuffle: Optional[bool], steps_per_epoch: Optional[int],
+                 output_keys: Optional[Set[str]], warmup: bool, in_process: bool) -> _PipelineContext:
+        """The loader context of one epoch; `in_process` keeps every task in this process (no worker pool)."""
+        plan = self.planner.plan(mode, epoch, ds_id, output_keys)
         if warmup:
             for each in [plan] + list(plan.sub_plans or ()):
                 each.state["warmup"] = True
         loader = EpochLoader(plan, shuffle=mode == "train" if shuffle is None else bool(shuffle),
-                             steps_per_epoch=steps_per_epoch, tracker=self._position, pool=self._pool())
+                             steps_per_epoch=steps_per_epoch, tracker=self._position,
+                             pool=None if in_process else self._pool())
         return _PipelineContext(self, loader, self._position, native=plan.dataset if plan.native else None)
 
     def __enter__(self) -> EpochLoader:
@@ -552,13 +249,13 @@ class Pipeline:
         Raises:
             KeyError: If there is no data for `mode` / `ds_id`.
         """
-        dataset = self._dataset(mode, epoch, ds_id)
+        dataset = self.planner.dataset(mode, epoch, ds_id)
         if dataset is None:
             return None
         if is_native_dataset(dataset):
             return dataset
         shuffle = mode == "train" if shuffle is None else bool(shuffle)
-        return public_loader(EpochLoader(self._plan(mode, epoch, ds_id, None), shuffle=shuffle))
+        return public_loader(EpochLoader(self.planner.plan(mode, epoch, ds_id, None), shuffle=shuffle))
 
     def _pool(self) -> Any:
         """The Pipeline's worker pool (made here, its processes started by the first epoch that uses them), or None
@@ -567,7 +264,7 @@ class Pipeline:
             return None
         if self._worker_pool is None:
             from fe_core.pipeline._workers import WorkerPool  # pylint: disable=import-outside-toplevel
-            self._worker_pool = WorkerPool(self, self.num_process)
+            self._worker_pool = WorkerPool(self.planner, self.num_process)
         return self._worker_pool
 
     def close(self) -> None:
@@ -575,21 +272,8 @@ class Pipeline:
         workers starts new ones. The end of `workers()`, the end of a bare `with pipeline(...)` context and a
         finalizer (the Pipeline garbage-collected, or the interpreter exiting) call it too."""
         pool, self._worker_pool = self._worker_pool, None
-        if pool is None:
-            return
-        epoch = getattr(pool, "open_epoch", None)
-        if epoch is not None:  # an epoch abandoned mid-way: stop reading it first
-            pool.open_epoch = None
-            epoch.close()
-        for feed in (getattr(pool, "generator_feeds", None) or {}).values():  # GeneratorDatasets' feed processes
-            feed.close()
-        for member_pool in getattr(pool, "member_pools", None) or ():  # an InterleaveDataset's members' pools
-            epoch = getattr(member_pool, "open_epoch", None)
-            if epoch is not None:
-                member_pool.open_epoch = None
-                epoch.close()
-            member_pool.close()
-        pool.close()
+        if pool is not None:
+            pool.close()  # its open epoch, member pools and feed processes too
 
     @contextlib.contextmanager
     def workers(self) -> Iterator[None]:
@@ -668,10 +352,10 @@ class Pipeline:
             >>> # batch = pipeline.get_results(mode="eval"); batch["x"].numpy()  # torch tensors, as FastEstimator
         """
         from fe_core.framework.public import public_backend, to_public  # pylint: disable=import-outside-toplevel
-        if not _is_positive_int(num_steps):
+        if not is_positive_int(num_steps):
             raise ValueError(f"get_results num_steps must be a positive integer, got {num_steps!r}")
         results: List[Dict[str, Any]] = []
-        dataset = self._dataset(mode, epoch, ds_id)
+        dataset = self.planner.dataset(mode, epoch, ds_id)
         if dataset is None:
             return results
         if native_dataset_backend(dataset) is not None:
@@ -681,8 +365,13 @@ class Pipeline:
                     break
         else:
             backend = public_backend()
-            context = self(mode=mode, epoch=epoch, ds_id=ds_id, shuffle=shuffle, steps_per_epoch=None).as_numpy()
-            context.loader.pool = None  # a few batches: computed here, never worth starting processes
+            if self._active_context is not None:
+                raise ValueError("You cannot invoke a Pipeline's __call__ method while it already has an active "
+                                 "loader (Pipeline contexts cannot be nested)")
+            self._context_args = {"mode": mode, "epoch": epoch, "ds_id": ds_id, "shuffle": shuffle,
+                                  "steps_per_epoch": None, "output_keys": None}
+            # a few batches: computed here, never worth starting processes
+            context = self._context(mode, epoch, ds_id, shuffle, None, None, False, in_process=True).as_numpy()
             with context as loader:
                 for batch in loader:
                     results.append(to_public(batch, backend, string_lists=True))
@@ -717,7 +406,7 @@ class Pipeline:
         if target_type not in ("np", "torch", "tf"):
             raise ValueError(f"Pipeline.transform target_type must be 'np', 'torch' or 'tf', got {target_type!r}")
         sample = copy.deepcopy(dict(data))
-        sample_ops, batch_op, post_ops = self._split_ops(mode, epoch, ds_id)
+        sample_ops, batch_op, post_ops = self.planner.split_ops(mode, epoch, ds_id)
         state = {"mode": mode, "epoch": epoch, "ds_id": ds_id, "warmup": False}
         filtered = run_steps(sample, compile_steps(sample_ops, batched=False), state)
         if filtered is not None:
@@ -751,11 +440,6 @@ class Pipeline:
         from fe_core.pipeline.benchmark import benchmark_pipeline
         return benchmark_pipeline(self, mode=mode, epoch=epoch, ds_id=ds_id, num_steps=num_steps,
                                   log_interval=log_interval, detailed=detailed)
-
-    def _timed_loader(self, mode: str, epoch: int, ds_id: str, num_steps: int, timer: OpTimer) -> EpochLoader:
-        """A loader whose every stage is timed into `timer` (benchmarks only)."""
-        return EpochLoader(self._plan(mode, epoch, ds_id, None), shuffle=mode == "train", steps_per_epoch=num_steps,
-                           timer=timer)
 
     # ------------------------------------------------------------------ what the Estimator asks
     def get_modes(self, epoch: Optional[int] = None) -> Set[str]:
@@ -795,7 +479,7 @@ class Pipeline:
         """
         if steps_per_epoch is not None:
             return steps_per_epoch
-        loader = EpochLoader(self._plan(mode, epoch, ds_id, None), shuffle=False)
+        loader = EpochLoader(self.planner.plan(mode, epoch, ds_id, None), shuffle=False)
         try:
             return len(loader)
         except TypeError:

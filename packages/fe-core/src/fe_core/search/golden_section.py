@@ -37,6 +37,10 @@ class GoldenSection(Search):
         optimize_field: The result field to optimize (needed when results have several fields).
         integer: Whether the variable is an integer.
         name: The search's name (`save` writes `<name>.json`).
+        seed: Seed each trial with `trial_seed(seed, search_idx)` (None: no seeding, as in FastEstimator).
+
+    On `fit(save_dir, executor=fe.search.Ray(...))` the two starting points run at once; each later iteration
+    depends on the previous one, so it evaluates its one new point alone.
 
     Raises:
         AssertionError: If `eval_fn`, `x_min`, `x_max`, `max_iter` or `best_mode` are invalid (a `SearchError`, which
@@ -51,8 +55,9 @@ class GoldenSection(Search):
                  best_mode: str,
                  optimize_field: Optional[str] = None,
                  integer: bool = True,
-                 name: str = "golden_section_search") -> None:
-        super().__init__(eval_fn=eval_fn, name=name)
+                 name: str = "golden_section_search",
+                 seed: Optional[int] = None) -> None:
+        super().__init__(eval_fn=eval_fn, name=name, seed=seed)
         variables = [arg for arg in self._eval_args if arg != "search_idx"]
         if len(variables) != 1:
             raise SearchError(f"GoldenSection eval_fn must take 'search_idx' and exactly one other argument (the "
@@ -79,7 +84,13 @@ class GoldenSection(Search):
         return int(round(x)) if self.integer else x
 
     def _score(self, x: Union[int, float]) -> float:
-        result: Dict[str, Any] = self.evaluate(**{self.variable: x})
+        return self._value(x, self._evaluate_batch([{self.variable: x}])[0])
+
+    def _value(self, x: Union[int, float], result: Optional[Dict[str, Any]]) -> float:
+        """The score of `x` (lower is better) from its result."""
+        if result is None:
+            raise SearchError(f"GoldenSection: the trial at {self.variable}={x} failed (see get_failed_trials()); "
+                              f"the search cannot choose its next point without it")
         field = self.optimize_field
         if field is None:
             if len(result) != 1:
@@ -100,7 +111,8 @@ class GoldenSection(Search):
         low, high = float(self.x_min), float(self.x_max)
         x1 = self._point(low + _INV_PHI2 * (high - low))
         x2 = self._point(low + _INV_PHI * (high - low))
-        s1, s2 = self._score(x1), self._score(x2)
+        r1, r2 = self._evaluate_batch([{self.variable: x1}, {self.variable: x2}])
+        s1, s2 = self._value(x1, r1), self._value(x2, r2)
         for _ in range(self.max_iter):
             if s1 <= s2:  # the optimum is not above x2: keep [low, x2]
                 high, x2, s2 = x2, x1, s1

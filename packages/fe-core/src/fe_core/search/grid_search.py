@@ -31,6 +31,10 @@ class GridSearch(Search):
         best_mode: 'min' or 'max', used by `get_best_results` (None: 'max' unless given there).
         optimize_field: The result field that decides the best (needed when results have several fields).
         name: The search's name (`save` writes `<name>.json`).
+        seed: Seed each trial with `trial_seed(seed, search_idx)` (None: no seeding, as in FastEstimator).
+
+    On `fit(save_dir, executor=fe.search.Ray(...))` every combination is submitted at once and runs in parallel up
+    to the cluster's resources; the results and their `search_idx` are the same as in a serial search.
 
     Raises:
         AssertionError: If `params` is not a dict of non-empty lists, names an argument `eval_fn` lacks, or
@@ -42,8 +46,9 @@ class GridSearch(Search):
                  params: Dict[str, List],
                  best_mode: Optional[str] = None,
                  optimize_field: Optional[str] = None,
-                 name: str = "grid_search") -> None:
-        super().__init__(eval_fn=eval_fn, name=name)
+                 name: str = "grid_search",
+                 seed: Optional[int] = None) -> None:
+        super().__init__(eval_fn=eval_fn, name=name, seed=seed)
         if not isinstance(params, dict) or not params:
             raise SearchError(f"GridSearch params must be a non-empty dict of {{name: [values]}}, got {params!r}")
         accepts_kwargs = any(parameter.kind == parameter.VAR_KEYWORD
@@ -63,8 +68,8 @@ class GridSearch(Search):
 
     def _fit(self) -> None:
         keys = list(self.params)
-        for values in itertools.product(*(self.params[key] for key in keys)):
-            self.evaluate(**dict(zip(keys, values)))
+        self._evaluate_batch([dict(zip(keys, values))
+                              for values in itertools.product(*(self.params[key] for key in keys))])
 
 
 def _signature_parameters(function: Callable[..., Any]) -> List[Any]:

@@ -12,6 +12,8 @@ import numpy as np
 from fe_core.config_error import ConfigurationError
 from fe_core.checkpoint.hashed_file import write_hashed_file
 from fe_core.export import fe_export
+from fe_core.search.executor import PendingTrial, SearchExecutor, trial_log_path
+from fe_core.search.trial import TrialContext, TrialOutcome, run_trial, trial_seed
 
 __all__ = ["Search", "SearchError", "MissingSearchError", "to_plain", "read_search_state"]
 
@@ -57,6 +59,8 @@ class Search:
     Args:
         eval_fn: The function to evaluate.
         name: The search's name; `save` writes `<name>.json`.
+        seed: If given, each trial runs seeded with `trial_seed(seed, search_idx)` (python, numpy and every backend,
+            through `enable_deterministic`), so its result does not depend on where or in what order it ran.
 
     Raises:
         AssertionError: If `eval_fn` has no `search_idx` argument (a `SearchError`, which is also a ValueError).
@@ -72,7 +76,7 @@ class Search:
         {'param': {'x': 2, 'search_idx': 3}, 'result': {'value': 4}}
     """
 
-    def __init__(self, eval_fn: Callable[..., Any], name: str = "search") -> None:
+    def __init__(self, eval_fn: Callable[..., Any], name: str = "search", seed: Optional[int] = None) -> None:
         if not callable(eval_fn):
             raise SearchError(f"{type(self).__name__}: eval_fn must be callable, got {type(eval_fn).__name__}")
         self._eval_args = self._parameters(eval_fn)
@@ -88,6 +92,13 @@ class Search:
         self.save_dir: Optional[str] = None
         self.best_mode: Optional[str] = None
         self.optimize_field: Optional[str] = None
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise SearchError(f"{type(self).__name__}: seed must be an integer or None, got {seed!r}")
+        self.seed = seed
+        self.failed_trials: List[Dict[str, Any]] = []
+        self.pruned_trials: List[Dict[str, Any]] = []
+        self._executor: Optional[SearchExecutor] = None
+        self._planned: Dict[str, int] = {}
 
     @staticmethod
     def _parameters(eval_fn: Callable[..., Any]) -> List[str]:
@@ -117,26 +128,90 @@ class Search:
             kwargs: The parameters (without `search_idx`, which is filled in here).
 
         Returns:
-            The result dict.
+            The result dict (None when the trial failed and the search records failures instead of stopping).
 
         Raises:
             AssertionError: If `kwargs` contains `search_idx`.
         """
         if "search_idx" in kwargs:
             raise SearchError(f"{type(self).__name__}.evaluate: search_idx is filled in by the search; do not pass it")
-        params = to_plain(kwargs)
-        for entry in self.search_summary:
-            known = {key: value for key, value in entry["param"].items() if key != "search_idx"}
-            if known == params:
-                return entry["result"]
+        known = self._known(to_plain(kwargs))
+        if known is not None:
+            return known["result"]
         self.search_idx = max(int(self.search_idx), self._last_search_idx()) + 1
-        search_idx = self.search_idx
-        result = self.process_results(self.eval_fn(search_idx=search_idx, **kwargs))
-        self.search_summary.append({"param": {**params, "search_idx": search_idx}, "result": result})
-        print(f"FastEstimator-Search: Evaluated {params}, result: {result}")
+        catch = self._executor is not None and not self._executor.stop_on_error
+        outcome = run_trial(self.eval_fn, self._trial_context(self.search_idx, kwargs), catch=catch)
+        return self._record(outcome)
+
+    def _known(self, params: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        """The recorded evaluation of `params` (plain values), or None."""
+        for entry in self.search_summary:
+            if {key: value for key, value in entry["param"].items() if key != "search_idx"} == params:
+                return entry
+        return None
+
+    def _trial_context(self, search_idx: int, params: Dict[str, Any]) -> TrialContext:
+        executor = self._executor
+        log_path = trial_log_path(self.save_dir, self.name, search_idx) if executor and executor.parallel else None
+        seed = None if self.seed is None else trial_seed(self.seed, search_idx)
+        return TrialContext(search_name=self.name, search_idx=search_idx, params=dict(params), seed=seed,
+                            log_path=log_path)
+
+    def _record(self, outcome: TrialOutcome) -> Optional[Dict[str, Any]]:
+        """Remember a finished trial (and save the search when it has a save_dir); the result, None when it failed."""
+        plain = to_plain(outcome.params)
+        params = {**plain, "search_idx": outcome.search_idx}
+        self.failed_trials = [entry for entry in self.failed_trials  # a failure run again is replaced by its new end
+                              if {key: value for key, value in entry["param"].items() if key != "search_idx"} != plain]
+        result = None
+        if outcome.status == "failed":
+            log = trial_log_path(self.save_dir, self.name, outcome.search_idx) if (
+                self._executor is not None and self._executor.parallel) else None
+            self.failed_trials.append({"param": params, "error": outcome.error, "log": log})
+            print(f"FastEstimator-Search: Trial {outcome.search_idx} {to_plain(outcome.params)} failed: "
+                  f"{outcome.error}")
+        else:
+            result = self.process_results(outcome.result)
+            if outcome.status == "pruned":
+                self.pruned_trials.append({"param": params, "result": result, "epochs": len(outcome.reports)})
+                print(f"FastEstimator-Search: Pruned {to_plain(outcome.params)} after {len(outcome.reports)} "
+                      f"report(s)")
+            else:
+                self.search_summary.append({"param": params, "result": result})
+                if self._executor is not None and self._executor.parallel:  # trials end in any order: keep search_idx's
+                    self.search_summary.sort(key=lambda entry: int(entry["param"].get("search_idx", 0)))
+                print(f"FastEstimator-Search: Evaluated {to_plain(outcome.params)}, result: {result}")
         if self.save_dir is not None:
             self.save(self.save_dir)
         return result
+
+    def _evaluate_batch(self, batch: List[Dict[str, Any]]) -> List[Optional[Dict[str, Any]]]:
+        """Evaluate several parameter sets that the search's method allows to run at once; their results in order.
+
+        One after another (exactly `evaluate` on each) unless the executor runs trials in parallel. In parallel, the
+        k-th distinct parameter set a fit asks for is trial k whatever finishes first, so a resumed search gives its
+        trials the numbers an uninterrupted one gives them.
+        """
+        executor = self._executor
+        if executor is None or not executor.parallel:
+            return [self.evaluate(**params) for params in batch]
+        pending: List[PendingTrial] = []
+        for params in batch:
+            if "search_idx" in params:
+                raise SearchError(f"{type(self).__name__}: search_idx is filled in by the search; do not pass it")
+            key = json.dumps(to_plain(params), sort_keys=True)
+            if key not in self._planned:
+                self._planned[key] = len(self._planned) + 1
+                if self._known(to_plain(params)) is None:
+                    pending.append((self._trial_context(self._planned[key], params), None))
+        for outcome in executor.run(self.eval_fn, pending):
+            self._record(outcome)
+        self.search_idx = max(int(self.search_idx), self._last_search_idx())
+        results = []
+        for params in batch:
+            known = self._known(to_plain(params))
+            results.append(None if known is None else known["result"])
+        return results
 
     def _last_search_idx(self) -> int:
         """The highest `search_idx` among the recorded evaluations (0 when there are none)."""
@@ -182,11 +257,24 @@ class Search:
         """Every evaluation so far, in order: a list of `{"param": {...}, "result": {...}}` (a copy)."""
         return copy.deepcopy(self.search_summary)
 
+    def get_failed_trials(self) -> List[Dict[str, Any]]:
+        """The trials that failed (when the executor records failures): `{"param": {...}, "error": "Type: message",
+        "log": path or None}` each (a copy). They are not in the search summary, and a resumed search runs them again.
+        """
+        return copy.deepcopy(self.failed_trials)
+
+    def get_pruned_trials(self) -> List[Dict[str, Any]]:
+        """The trials that were pruned (stopped early by OptunaPruning): `{"param": {...}, "result": {...},
+        "epochs": reports made}` each (a copy). They are not in the search summary.
+        """
+        return copy.deepcopy(self.pruned_trials)
+
     # ------------------------------------------------------------------ saving
     def _state(self) -> Dict[str, Any]:
         return {"format": _STATE_FORMAT, "name": self.name, "search_class": type(self).__name__,
                 "best_mode": self.best_mode, "optimize_field": self.optimize_field,
-                "search_summary": self.search_summary}
+                "search_summary": self.search_summary, "failed_trials": self.failed_trials,
+                "pruned_trials": self.pruned_trials}
 
     def save(self, save_dir: str) -> None:
         """Write the search state to `<save_dir>/<name>.json` (atomically: a crash leaves the previous file).
@@ -217,24 +305,38 @@ class Search:
             raise MissingSearchError(f"No saved search {self.name!r} in {load_dir!r} (looked for {path})")
         state = read_search_state(path)
         self.search_summary = state["search_summary"]
+        self.failed_trials = list(state.get("failed_trials") or [])
+        self.pruned_trials = list(state.get("pruned_trials") or [])
         self.search_idx = self._last_search_idx()
         print(f"FastEstimator-Search: Loaded {len(self.search_summary)} evaluation(s) of {self.name!r} from {path}")
 
     # ------------------------------------------------------------------ running
-    def fit(self, save_dir: Optional[str] = None) -> None:
+    def fit(self, save_dir: Optional[str] = None, executor: Optional[SearchExecutor] = None) -> None:
         """Run the search.
 
         Args:
             save_dir: If given, resume from `<save_dir>/<name>.json` when it exists, and save there after every
-                evaluation, so an interrupted search continues where it stopped when run again.
+                evaluation, so an interrupted search continues where it stopped when run again: finished trials are
+                not run again, trials that were running (or failed) are.
+            executor: Where the trials run: None or `Serial()` runs them one after another in this process (as
+                FastEstimator does); `Ray(...)` runs them in parallel on Ray, each trial's output going to
+                `<save_dir>/<name>_trials/trial_<search_idx>.log`. The results are the same either way.
         """
+        if executor is not None and not isinstance(executor, SearchExecutor):
+            raise SearchError(f"{type(self).__name__}.fit: executor must be fe.search.Serial(...) or "
+                              f"fe.search.Ray(...), got {executor!r}")
         self.save_dir = save_dir
         if save_dir is not None:
             self.load(save_dir, not_exist_ok=True)
+        if executor is not None:
+            executor.start()
+        self._executor = executor
+        self._planned = {}
         try:
             self._fit()
         finally:
             self.save_dir = None
+            self._executor = None
 
     def _fit(self) -> None:
         """The search strategy: subclasses call `self.evaluate(**params)`."""

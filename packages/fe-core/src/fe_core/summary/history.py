@@ -567,6 +567,9 @@ class HistoryRecorder:
         target = getattr(network, "target_type", None)
         if target:
             features.append(f"Backend:{target}")
+        search_trial = os.environ.get("FE_SEARCH_TRIAL")  # set by fe_core.search.trial while a trial runs
+        if search_trial:
+            features.append(f"SearchTrial:{search_trial}")  # "<search name>:<search_idx>"
         return features
 
     def _check_for_restart(self) -> None:

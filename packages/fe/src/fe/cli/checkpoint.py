@@ -15,7 +15,8 @@ def consolidate(args: Dict[str, Any], unknown: List[str]) -> int:
     try:
         from fe_torch.consolidate import main  # pylint: disable=import-outside-toplevel
     except ImportError:
-        raise CLIError("consolidating a sharded checkpoint needs fe-torch: pip install 'fe[torch]'") from None
+        from fe_core.install_hint import install_command  # pylint: disable=import-outside-toplevel
+        raise CLIError(f"consolidating a sharded checkpoint needs fe-torch: {install_command('fe-torch')}") from None
     return main([args["checkpoint"], args["model"], args["out"]])
 
 
