@@ -266,3 +266,44 @@ def test_the_sharded_build_equals_model_fn_or_falls_back_to_rank_0(model_fn, rep
         sharded_build._replay_calls(model, prepared.calls)  # pylint: disable=protected-access
     for key, value in model.state_dict().items():
         assert torch.equal(value, expected[key]), key
+
+
+class Slot(torch.nn.Module):
+    """Own weights that its parent initialises."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(4, 4))
+
+    def reset_parameters(self) -> None:
+        """Its parent sets it."""
+
+
+class Gated(torch.nn.Module):
+    """A module whose reset_parameters() also initialises its child's weight: replaying it module by module would
+    draw into the child's slice on each process (not model_fn's values) instead of a whole CPU copy."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = Slot()
+        self.gate = torch.nn.Parameter(torch.empty(4))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        torch.nn.init.zeros_(self.gate)
+        torch.nn.init.normal_(self.proj.weight, std=0.02)
+
+
+def test_reset_parameters_that_set_another_module_s_weights_are_not_replayed():
+    torch.manual_seed(4)
+    expected = Gated().state_dict()
+    torch.manual_seed(4)
+    model = meta_build(Gated)
+    prepared = sharded_build.prepare(model, "m")
+    assert prepared.plan is None  # model_fn's own calls instead: each on a whole copy of its tensor
+    assert "Gated.reset_parameters() sets 'proj.weight', which is not its own" in \
+        sharded_build._replay_plan(model, prepared.pending)[1]  # pylint: disable=protected-access
+    model.to_empty(device=torch.device("cpu"))
+    sharded_build._replay_calls(model, prepared.calls)  # pylint: disable=protected-access
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, expected[key]), key

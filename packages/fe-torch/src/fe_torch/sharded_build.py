@@ -218,6 +218,15 @@ class _Tensors:
                  and target.storage_offset() == tensor.storage_offset())
         return name, whole
 
+    def owner(self, target: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+        """The model's tensor that `target` is (or is on the memory of); None if none."""
+        if target is None:
+            return None
+        if id(target) in self.names:
+            return target
+        found = self.memory.get(_memory(target))  # type: ignore[arg-type]
+        return None if found is None else found[1]
+
     def label(self, target: Optional[torch.Tensor]) -> str:
         if target is None:
             return "-"
@@ -260,7 +269,14 @@ def _replay_plan(model: torch.nn.Module, pending: _Pending) -> Tuple[Optional[Li
         for module in model.modules():
             params, buffers = _own(module)
             if params or buffers:
+                start = len(recorder.calls)
                 module.reset_parameters()
+                own = {id(tensor) for _, tensor in params + buffers}
+                other = next((target for _, target in recorder.calls[start:]
+                              if tensors.owner(target) is not None and id(tensors.owner(target)) not in own), None)
+                if other is not None:  # the replay gives each module its own weights only (whole, on the CPU)
+                    return None, (f"{type(module).__name__}.reset_parameters() sets {tensors.label(other)!r}, which "
+                                  f"is not its own")
     replayed = [(name, tensors.label(target)) for name, target in recorder.calls]
     built = pending.calls[pending.cursor:pending.cursor + len(replayed)]
     recorded = [(name, tensors.label(target)) for name, target in built]
