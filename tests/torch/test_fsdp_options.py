@@ -307,3 +307,18 @@ def test_reset_parameters_that_set_another_module_s_weights_are_not_replayed():
     sharded_build._replay_calls(model, prepared.calls)  # pylint: disable=protected-access
     for key, value in model.state_dict().items():
         assert torch.equal(value, expected[key]), key
+
+
+def test_a_sharded_model_s_float16_loss_scaler_agrees_across_processes():
+    """Each process holds different gradient slices: the scaler must all-reduce its inf/NaN check (FSDP's
+    ShardedGradScaler), or one process skips a step the others take and the scales drift apart."""
+    import warnings  # pylint: disable=import-outside-toplevel
+    from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler  # pylint: disable=import-outside-toplevel
+    from fe_torch.optimizers import build_optimizer  # pylint: disable=import-outside-toplevel
+    sharded, plain = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    sharded.fe_sharding = FSDP()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "CUDA is not available" on a CPU-only machine: the scaler's type is checked
+        scalers = [build_optimizer("adam", model, "m", True, torch.device("cuda")).scaler for model in (sharded, plain)]
+    assert isinstance(scalers[0], ShardedGradScaler)
+    assert not isinstance(scalers[1], ShardedGradScaler)  # DDP's gradients are already equal on every process
