@@ -322,3 +322,28 @@ def test_a_sharded_model_s_float16_loss_scaler_agrees_across_processes():
         scalers = [build_optimizer("adam", model, "m", True, torch.device("cuda")).scaler for model in (sharded, plain)]
     assert isinstance(scalers[0], ShardedGradScaler)
     assert not isinstance(scalers[1], ShardedGradScaler)  # DDP's gradients are already equal on every process
+
+
+class Scaled2(torch.nn.Module):
+    """Initialised in __init__ with one std, reset_parameters() with another (the same calls, other arguments)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(4, 4))
+        torch.nn.init.normal_(self.weight, std=0.02)
+
+    def reset_parameters(self) -> None:
+        torch.nn.init.normal_(self.weight, std=1.0)
+
+
+def test_reset_parameters_with_other_arguments_than_model_fn_s_are_not_replayed():
+    torch.manual_seed(2)
+    expected = Scaled2().weight.detach().clone()
+    torch.manual_seed(2)
+    model = meta_build(Scaled2)
+    plan, why = sharded_build._replay_plan(model, sharded_build._pending)  # pylint: disable=protected-access
+    assert plan is None and "with other arguments" in why
+    prepared = sharded_build.prepare(model, "m")  # model_fn's own calls instead
+    model.to_empty(device=torch.device("cpu"))
+    sharded_build._replay_calls(model, prepared.calls)  # pylint: disable=protected-access
+    assert torch.equal(model.weight, expected)

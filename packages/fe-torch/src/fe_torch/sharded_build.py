@@ -244,6 +244,21 @@ def _memory(tensor: torch.Tensor) -> Optional[int]:
         return None
 
 
+def _arguments(call: Tuple[Any, tuple, dict], tensors: _Tensors) -> tuple:
+    """A recorded call's arguments, comparable between model_fn's run and the replay: tensors by the model tensor
+    they are, numbers and strings by value, other objects (a generator, ...) by type."""
+    def value(argument: Any) -> Any:
+        if isinstance(argument, torch.Tensor):
+            return tensors.label(argument)
+        if argument is None or isinstance(argument, (bool, int, float, str, torch.dtype)):
+            return argument
+        if isinstance(argument, (list, tuple)):
+            return tuple(value(item) for item in argument)
+        return type(argument).__name__
+    _, args, kwargs = call
+    return tuple(value(argument) for argument in args), tuple(sorted((k, value(v)) for k, v in kwargs.items()))
+
+
 def _unseen(model: torch.nn.Module, pending: _Pending) -> Optional[str]:
     """Why the records cannot show how `model_fn` initialised `model` (a function that does nothing on the meta device
     read one of its tensors' `is_meta`), or None."""
@@ -264,7 +279,7 @@ def _replay_plan(model: torch.nn.Module, pending: _Pending) -> Tuple[Optional[Li
         params, buffers = _own(module)
         if (params or buffers) and not callable(getattr(module, "reset_parameters", None)):
             return None, f"{type(module).__name__} has weights of its own and no reset_parameters()"
-    recorder = _Recorder()
+    recorder = _Recorder(keep=True)
     with torch.no_grad(), _recording(recorder):
         for module in model.modules():
             params, buffers = _own(module)
@@ -278,8 +293,14 @@ def _replay_plan(model: torch.nn.Module, pending: _Pending) -> Tuple[Optional[Li
                     return None, (f"{type(module).__name__}.reset_parameters() sets {tensors.label(other)!r}, which "
                                   f"is not its own")
     replayed = [(name, tensors.label(target)) for name, target in recorder.calls]
-    built = pending.calls[pending.cursor:pending.cursor + len(replayed)]
-    recorded = [(name, tensors.label(target)) for name, target in built]
+    end = pending.cursor + len(replayed)
+    recorded = [(name, tensors.label(target)) for name, target in pending.calls[pending.cursor:end]]
+    if recorded == replayed:  # the same calls: with the same arguments too (a std set after construction, ...)
+        where = next((i for i, (a, b) in enumerate(zip(pending.replayable[pending.cursor:end], recorder.replayable))
+                      if _arguments(a, tensors) != _arguments(b, tensors)), None)
+        if where is not None:
+            return None, (f"model_fn initialised it differently from its modules' reset_parameters() (call {where}: "
+                          f"{recorded[where]} with other arguments)")
     if recorded != replayed:
         where = next((i for i, (a, b) in enumerate(zip(recorded, replayed)) if a != b), min(len(recorded),
                                                                                               len(replayed)))
