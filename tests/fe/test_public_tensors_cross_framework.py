@@ -44,6 +44,15 @@ def test_get_results_prefers_torch_but_a_tf_data_source_keeps_tf_tensors() -> No
     assert tf.is_tensor(fe.Pipeline(train_data=source).get_results()["x"])
 
 
+def test_the_loader_user_code_gets_is_a_torch_dataloader_as_in_fastestimator() -> None:
+    pipeline = fe.Pipeline(train_data=fe.dataset.NumpyDataset(data()), batch_size=4)
+    with pipeline(mode="train") as loader:
+        assert isinstance(loader, torch.utils.data.DataLoader) and loader.batch_size == 4 and len(loader) == 4
+        assert all(isinstance(batch["x"], torch.Tensor) for batch in loader)
+    source = tf.data.Dataset.from_tensor_slices(data()).batch(4)
+    assert fe.Pipeline(train_data=source).get_loader(mode="train") is source  # a tf.data source: handed out as is
+
+
 def test_transform_hands_out_the_networks_framework_tensors() -> None:
     _, network = tf_network()
     torch_batch = fe.Pipeline(eval_data=fe.dataset.NumpyDataset(data()), batch_size=16).get_results(mode="eval")

@@ -49,8 +49,6 @@ STATE_NOT_COMPARED = {
     "y_true": "PBMCalibrator's labels of this process's own samples (the fitted calibrator is compared)",
     "y_pred": "PBMCalibrator's predictions of this process's own samples (the fitted calibrator is compared)",
     "run_id": "MLflow's random run id",
-    "record": "MLflowLogger's copy of the logged history, the training loss included (issue 45 item 1: see "
-              "test_data_parallel_training_loss_equals_the_one_process_run; the rest is compared as metrics)",
 }
 
 
@@ -149,6 +147,7 @@ def _finished(run: dict, processes: int) -> None:
 
 
 def _compared(history: dict, leave_out: set) -> Dict[Tuple[str, str], dict]:
+    """{(mode, key): {step: value}} of a history, without the keys of NOT_COMPARED or `leave_out`."""
     return {(mode, key): values for mode, keys in history.items() for key, values in keys.items()
             if key not in NOT_COMPARED | leave_out}
 
@@ -190,7 +189,7 @@ def test_data_parallel_metrics_equal_the_one_process_run(matrix, mode):
     single, run = matrix[f"single-{MODES[mode]}"], matrix[mode]
     _finished(single, 1)
     _finished(run, 2)
-    leave_out = {"ce"}  # the training loss per step: see the next test
+    leave_out = set()
     if mode == "sharded":
         leave_out.add("net_export_diff")  # a sharded model is not exported (ModelExporter says so)
     for phase in ("fit", "test"):
@@ -198,12 +197,9 @@ def test_data_parallel_metrics_equal_the_one_process_run(matrix, mode):
         got = {mode_: keys for mode_, keys in run["ranks"][0][phase].items() if mode_ != "train"}
         _assert_same_history(expected, got, set())  # eval and test: every metric, the loss included
         _assert_same_history({"train": single["ranks"][0][phase]["train"]},
-                             {"train": run["ranks"][0][phase]["train"]}, leave_out)  # learning rates, export
+                             {"train": run["ranks"][0][phase]["train"]}, leave_out)  # loss, learning rates, export
 
 
-@pytest.mark.xfail(strict=True, reason="issue 45 item 1: in a data-parallel run the logged training loss of a step "
-                                       "is rank 0's loss on its part of the batch, not the loss of the whole batch "
-                                       "that one process logs (the weights, and so eval and test, are equal)")
 @pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.slow  # 5 launches, 7 processes: ~60 s of CPU for the whole matrix
 def test_data_parallel_training_loss_equals_the_one_process_run(matrix, mode):
@@ -252,6 +248,11 @@ def test_data_parallel_trace_states_equal_the_one_process_run(matrix, mode):
     _finished(run, 2)
     expected, got = single["ranks"][0]["states"], run["ranks"][0]["states"]
     assert sorted(got) == sorted(expected) == sorted(TRACE_ARGS)
+    # MLflowLogger's copy of the logged history (JSON): every value, the training loss of each log step included
+    leave_out = NOT_COMPARED | ({"net_export_diff"} if mode == "sharded" else set())
+    expected, got = [dict(states, MLflowLogger=dict(states["MLflowLogger"], record=_compared(
+        json.loads(states["MLflowLogger"]["record"]), leave_out))) for states in (expected, got)]  # (copies)
+    assert expected["MLflowLogger"]["record"][("train", "ce")]
     for name in expected:
         _assert_same_state(expected[name], got[name], name)
     assert got["InstanceTracker"]["history"] and got["LabelTracker"]["history"] and got["PBMCalibrator"]["calibrator"]

@@ -129,6 +129,10 @@ def main() -> None:
         prediction = network.transform({"x": x, "y": np.zeros((size, 3), np.float32)}, mode="eval")
         check(f"transform of a batch of {size}", prediction["y_pred"].shape == (size, 3) and np.allclose(
             prediction["y_pred"], x @ kernel + bias, atol=1e-5) and np.isfinite(prediction["mse"]))
+        # 7 samples: chunks of 4 and 3, whose means weigh by their samples (the whole batch's loss, as one device)
+        whole = np.mean((x.astype(np.float64) @ kernel + bias) ** 2)
+        check(f"the loss of a batch of {size} is the whole batch's", np.isclose(float(prediction["mse"]), whole,
+                                                                                 rtol=1e-5), f"{prediction['mse']}")
 
     # training with the Estimator, then a checkpoint round trip that resumes exactly
     rng = np.random.default_rng(5)

@@ -8,7 +8,7 @@ import tensorflow as tf
 from fe_core.build import build
 from fe_core.estimator import Estimator
 from fe_core.network import make_network
-from fe_core.op.tensorop import Delete
+from fe_core.op.tensorop import Delete, LambdaOp
 from fe_core.op.tensorop.loss import CrossEntropy
 from fe_core.op.tensorop.model import ModelOp, UpdateOp
 from fe_core.pipeline import Pipeline
@@ -26,8 +26,12 @@ def test_yolov5_deletes_image_id_in_eval(tmp_path, delete_in_pipeline):
     ops = [ModelOp(model=model, inputs="image", outputs="pred"), CrossEntropy(inputs=("pred", "y"), outputs="ce"),
            UpdateOp(model=model, loss_name="ce")]
     if not delete_in_pipeline:
-        ops.append(Delete(keys="image_id", mode="eval"))
-    trace = EvalKeys()
+        ops += [LambdaOp(fn=lambda pred: pred * 2, inputs="pred", outputs="scratch", mode="eval"),
+                Delete(keys=["image_id", "scratch"], mode="eval")]
+        with pytest.raises(KeyError, match="'scratch'"):  # a trace reading a key the network deleted finds none
+            Estimator(pipeline=yolo_style_pipeline(str(tmp_path), False), network=make_network(ops), epochs=1,
+                      traces=[EvalKeys("scratch")], log_steps=None).fit()
+    trace = EvalKeys() if delete_in_pipeline else EvalKeys("image_id")
     Estimator(pipeline=yolo_style_pipeline(str(tmp_path), delete_in_pipeline), network=make_network(ops), epochs=1,
               traces=[trace], log_steps=None).fit()
     check_yolo_run(trace, delete_in_pipeline)

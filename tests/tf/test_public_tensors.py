@@ -40,6 +40,14 @@ def test_get_results_returns_tf_tensors_where_torch_is_not_installed() -> None:
     np.testing.assert_array_equal(batch["x"].numpy(), data()["x"][:4])
 
 
+def test_the_loader_answers_dataset_batch_size_and_drop_last_from_the_pipeline() -> None:
+    dataset = NumpyDataset(data())
+    with Pipeline(train_data=dataset, batch_size=3)(mode="train", shuffle=False) as loader:
+        assert loader.dataset is dataset and loader.batch_size == 3 and loader.get_batch_size() == 3
+        assert loader.drop_last is False and len(loader) == 3
+        assert [int(tf.shape(batch["x"])[0]) for batch in loader] == [3, 3, 2]
+
+
 def test_get_results_of_a_tf_data_source_returns_its_own_batches() -> None:
     source = tf.data.Dataset.from_tensor_slices({"x": np.arange(10, dtype=np.int64)}).batch(4)
     pipeline = Pipeline(train_data=source)

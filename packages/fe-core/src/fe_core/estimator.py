@@ -5,7 +5,7 @@ import contextlib
 import itertools
 import os
 import sys
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from fe_core.allocator import keep_freed_memory, release_freed_memory
 from fe_core.containers import to_list, to_set
@@ -13,6 +13,7 @@ from fe_core.data import Data, DSData
 from fe_core.data_source import DataSource
 from fe_core.distributed.communicator import get_communicator
 from fe_core.distributed.dataset_check import check_datasets_agree
+from fe_core.distributed.reduce import batch_scalar_means
 from fe_core.schedule.scheduler import Scheduler, get_current_items
 from fe_core.summary.summary import Summary
 from fe_core.summary.system import System
@@ -115,12 +116,16 @@ def _after_first_batch(loader: Iterable[Dict[str, Any]], function: Any) -> Itera
     return ()
 
 
+def _local_samples(batch: Mapping[str, Any]) -> int:
+    """How many samples this process's part of a batch has (1 when no value is batched)."""
+    return next((len(value) for value in batch.values() if getattr(value, "ndim", 0) >= 1), 1)
+
+
 def _counting_samples(loader: Iterable[Dict[str, Any]], system: System) -> Iterable[Dict[str, Any]]:
     """Distributed evaluation and test: record each batch's sample count on this process (`system.batch_samples`),
     so that logged means are weighted by samples across processes."""
     for batch in loader:
-        system.batch_samples = next((len(value) for value in batch.values()
-                                     if getattr(value, "ndim", 0) >= 1), 1)
+        system.batch_samples = _local_samples(batch)
         yield batch
 
 
@@ -133,7 +138,7 @@ class _EpochPlan:
     """
 
     __slots__ = ("traces", "batch_begin", "batch_end", "log_batch_begin", "log_batch_end", "desired_keys",
-                 "pipeline_keys")
+                 "pipeline_keys", "log_means")
 
     def __init__(self, traces: List[Trace], desired_keys: Optional[Set[str]], pipeline_keys: Optional[Set[str]],
                  train: bool, views: Optional[TensorViews] = None) -> None:
@@ -151,6 +156,11 @@ class _EpochPlan:
         self.batch_end = [hook(t, "on_batch_end") for t in end if not (train and t.fe_log_steps_only)]
         self.desired_keys = desired_keys
         self.pipeline_keys = pipeline_keys
+        # A data-parallel training log step: the monitored per-batch means to make the whole global batch's
+        # (fe_core.distributed.reduce.batch_scalar_means); None when there is one process or nothing to log.
+        self.log_means: Optional[List[str]] = None
+        if train and get_communicator().world_size > 1:
+            self.log_means = next((list(t.inputs) for t in traces if isinstance(t, TrainEssential)), None)
 
 
 @fe_export("fe.estimator.Estimator", "fe.Estimator")
@@ -506,6 +516,7 @@ class Estimator:
         run_step = self.network.run_step
         train = mode == "train"
         begin_hooks, end_hooks = plan.batch_begin, plan.batch_end
+        log_means, means_now = plan.log_means, None
         # A data-parallel run stops at the end of the epoch, where every process agrees (see _stop_agreed).
         stop_now = get_communicator().world_size == 1
         for batch in loader:
@@ -516,13 +527,21 @@ class Estimator:
                 log_steps = system.log_steps
                 if log_steps and (step % log_steps == 0 or step == 1):
                     begin_hooks, end_hooks = plan.log_batch_begin, plan.log_batch_end
+                    # the step is decided by the global step, the same on every rank: all join the collective
+                    means_now = log_means
                 else:
                     begin_hooks, end_hooks = plan.batch_begin, plan.batch_end
+                    means_now = None
             if begin_hooks:
                 begin_data = Data(batch)
                 for hook in begin_hooks:
                     hook(begin_data)
-            result = run_step(batch)
+            if means_now is not None:
+                samples = _local_samples(batch)
+                result = run_step(batch)
+                batch_scalar_means(result, means_now, samples)  # the whole global batch's loss, as one process
+            else:
+                result = run_step(batch)
             if end_hooks:
                 data = Data(result)
                 for hook in end_hooks:

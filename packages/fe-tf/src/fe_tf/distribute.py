@@ -12,7 +12,7 @@ gradients over all workers; a `TFCommunicator` built on the same collectives red
 A MirroredStrategy is used when one is active: set by `build` on a machine with several GPUs (as FastEstimator does),
 or by the user (`tf.distribute.experimental_set_strategy(...)` or `with strategy.scope():` around `build`). Batches are
 cut into one contiguous chunk per replica; predictions come back concatenated in the original order and scalars (losses)
-are averaged over the replicas, ignoring NaN. A batch smaller than the number of replicas is filled by repeating its
+are averaged over the replicas weighted by their samples (the whole batch's mean, as on one device), ignoring NaN. A batch smaller than the number of replicas is filled by repeating its
 samples and trimmed back afterwards, so no replica ever gets an empty batch.
 
 Example:
@@ -33,8 +33,8 @@ from fe_core.distributed.communicator import Communicator, set_communicator
 from fe_core.framework import StateReducer
 
 __all__ = ["MIRRORED_STRATEGY_REDUCER", "active_mirrored_strategy", "is_mirrored_strategy", "ensure_multi_gpu_strategy",
-           "batch_size_of", "fill_batch", "distribute_batch", "merge_replica_results", "trim_results",
-           "active_data_parallel_strategy", "local_replicas", "tf_config_workers", "ensure_multi_worker_strategy",
+           "batch_size_of", "fill_batch", "distribute_batch", "replica_samples", "merge_replica_results",
+           "trim_results", "active_data_parallel_strategy", "local_replicas", "tf_config_workers", "ensure_multi_worker_strategy",
            "TFCommunicator"]
 
 
@@ -99,7 +99,8 @@ class TFCommunicator(Communicator):
     """fe-core's communicator on a MultiWorkerMirroredStrategy's collectives (one entry per worker).
 
     Collectives run eagerly through `strategy.run` with the replica context's all-reduce (they run once per epoch or
-    checkpoint, never per step). An all-gather is an all-reduce of each worker's value placed in its own slot.
+    checkpoint, and at training log steps for the logged losses; never on the other steps). An all-gather is an
+    all-reduce of each worker's value placed in its own slot.
     """
 
     name = "tf"
@@ -236,23 +237,38 @@ def distribute_batch(strategy: tf.distribute.Strategy, batch: Mapping[str, Any],
     return strategy.experimental_distribute_values_from_function(value_fn)
 
 
-def _nan_mean(values: Tuple[Any, ...]) -> Any:
+def _nan_mean(values: Tuple[Any, ...], weights: Any = None) -> Any:
+    """The mean of the replicas' scalars ignoring NaN, weighted by `weights` (each replica's samples) when given."""
     stacked = tf.stack([tf.cast(value, tf.float32) if not value.dtype.is_floating else value for value in values])
     finite = tf.logical_not(tf.math.is_nan(stacked))
-    total = tf.reduce_sum(tf.where(finite, stacked, tf.zeros_like(stacked)))
-    return total / tf.cast(tf.reduce_sum(tf.cast(finite, tf.int32)), stacked.dtype)
+    counts = tf.ones_like(stacked) if weights is None else tf.cast(weights, stacked.dtype)
+    counts = tf.where(finite, counts, tf.zeros_like(counts))
+    total = tf.reduce_sum(tf.where(finite, stacked * counts, tf.zeros_like(stacked)))
+    return total / tf.reduce_sum(counts)
 
 
-def merge_replica_results(strategy: tf.distribute.Strategy, results: Any) -> Any:
-    """Merge what `strategy.run` returned: tensors are concatenated on the batch axis, scalars averaged ignoring NaN.
+def replica_samples(size: int, replicas: int) -> np.ndarray:
+    """How many samples of a batch of `size` each of `replicas` replicas gets from `distribute_batch` (float32).
+
+    Example:
+        >>> replica_samples(5, 2).tolist()
+        [2.0, 3.0]
+    """
+    return np.diff(np.linspace(0, size, replicas + 1).round()).astype(np.float32)
+
+
+def merge_replica_results(strategy: tf.distribute.Strategy, results: Any, weights: Any = None) -> Any:
+    """Merge what `strategy.run` returned: tensors are concatenated on the batch axis, scalars averaged ignoring NaN
+    (weighted by each replica's samples, `weights`, when given: a loss is then the whole batch's mean, as on one
+    device, when the replicas' chunks differ in size).
 
     Works eagerly and inside a `tf.function`. Dicts, lists and tuples are merged recursively; non-tensor values are
     taken from the first replica.
     """
     if isinstance(results, dict):
-        return {key: merge_replica_results(strategy, value) for key, value in results.items()}
+        return {key: merge_replica_results(strategy, value, weights) for key, value in results.items()}
     if isinstance(results, (list, tuple)) and not isinstance(results, tf.distribute.DistributedValues):
-        return type(results)(merge_replica_results(strategy, value) for value in results)
+        return type(results)(merge_replica_results(strategy, value, weights) for value in results)
     values = strategy.experimental_local_results(results)
     first = values[0]
     if not isinstance(first, (tf.Tensor, tf.Variable)) or not hasattr(first, "shape"):
@@ -260,7 +276,7 @@ def merge_replica_results(strategy: tf.distribute.Strategy, results: Any) -> Any
     if len(values) == 1:
         return first
     if first.shape.rank == 0:
-        return _nan_mean(values)
+        return _nan_mean(values, weights)
     return tf.concat(values, axis=0)
 
 

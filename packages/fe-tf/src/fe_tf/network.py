@@ -43,7 +43,7 @@ from fe_core.misuse import is_described
 from fe_core.network import BaseNetwork, _plan_op
 from fe_core.op.tensorop.tensorop import TensorOp
 from fe_tf.distribute import (active_data_parallel_strategy, batch_size_of, distribute_batch, fill_batch,
-                              local_replicas, merge_replica_results, trim_results)
+                              local_replicas, merge_replica_results, replica_samples, trim_results)
 from fe_tf.kernels import expected_input_hint, prepare_accumulators
 from fe_tf.model_building import build_optimizers_of, model_is_built, needs_building
 from fe_core.export import fe_export
@@ -237,9 +237,9 @@ class _StepProgram:
             self.network.run_ops(store, state)
         return {key: store[key] for key in self.outputs if key in store}
 
-    def _distributed_body(self, batch: Any, epoch: Any) -> Dict[str, Any]:
+    def _distributed_body(self, batch: Any, epoch: Any, samples: Any) -> Dict[str, Any]:
         results = self.strategy.run(self.body, args=(batch, epoch))
-        return merge_replica_results(self.strategy, results)
+        return merge_replica_results(self.strategy, results, samples)
 
     # -------------------------------------------------------------- running
     def run(self, batch: Dict[str, Any], epoch: tf.Tensor, eager: bool) -> Dict[str, Any]:
@@ -292,12 +292,14 @@ class _StepProgram:
             batch = fill_batch(batch, size, replicas)
             filled = replicas
         distributed = distribute_batch(strategy, batch, filled)
+        # losses: the whole batch's mean, as on one device (one replica: its own mean already)
+        samples = tf.constant(replica_samples(filled, replicas)) if replicas > 1 else None
         if eager:
-            results = self._distributed_body(distributed, epoch)
+            results = self._distributed_body(distributed, epoch, samples)
         else:
             if not self.graphs:
                 self.graphs.append(_Graph(None, _traced(self._distributed_body, reduce_retracing=True), None))
-            results = self.graphs[0].function(distributed, epoch)
+            results = self.graphs[0].function(distributed, epoch, samples)
         if filled != size:
             results = trim_results(results, size, filled)
         return results

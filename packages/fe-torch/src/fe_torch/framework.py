@@ -164,6 +164,10 @@ class TorchBackend(Backend):
     def num_devices(self) -> int:
         return devices.num_devices()
 
+    def public_loader_class(self) -> Optional[type]:
+        from fe_torch.public_loader import TorchPublicLoader  # pylint: disable=import-outside-toplevel
+        return TorchPublicLoader
+
     def is_native_dataset(self, dataset: Any) -> bool:
         data_module = sys.modules.get("torch.utils.data")
         return data_module is not None and isinstance(dataset, data_module.DataLoader)

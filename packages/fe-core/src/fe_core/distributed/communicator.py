@@ -35,7 +35,8 @@ class Communicator:
     """The processes of one data-parallel run, and the collectives between them.
 
     Every collective must be called by every rank, in the same order, or the run hangs: fe calls them only at
-    points every rank reaches (the end of a dataset or epoch, a checkpoint), never per step.
+    points every rank reaches (the end of a dataset or epoch, a checkpoint, a training log step - decided by the
+    global step), never on the other steps.
 
     Attributes:
         world_size: How many processes train together.

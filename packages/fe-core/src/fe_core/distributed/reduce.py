@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, MutableMapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from fe_core.distributed.communicator import Communicator, get_communicator
 
-__all__ = ["all_gather_arrays", "gather_stats", "weighted_means"]
+__all__ = ["all_gather_arrays", "gather_stats", "weighted_means", "batch_scalar_means"]
 
 
 def _pack(arrays: Mapping[str, np.ndarray]) -> bytes:
@@ -96,3 +96,51 @@ def weighted_means(sums: Sequence[Tuple[str, np.ndarray, float]],
         means.append(part / counts[index] if counts[index] else part * np.nan)
     return means
 
+
+
+def _float_scalar(value: Any) -> bool:
+    """Whether `value` is one floating-point number (a per-batch mean such as a loss), not a per-sample array."""
+    if isinstance(value, float):
+        return True
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and getattr(dtype, "kind", "") == "f" and np.ndim(value) == 0
+
+
+def batch_scalar_means(values: MutableMapping[str, Any], keys: Sequence[str], samples: int,
+                       communicator: Optional[Communicator] = None) -> None:
+    """Replace each rank's per-batch means of `keys` in `values` by the whole global batch's: the sum over ranks of
+    (this rank's mean * this rank's samples) / the sum over ranks of samples. That is the value one process gets on
+    the global batch (a loss averaged over the batch's samples), whatever the number of ranks.
+
+    One collective (a sum of `len(keys) + 1` numbers), so every rank must call it at the same steps with the same
+    `keys` in the same order. Only the keys present in `values` holding one floating-point number are combined
+    (every rank's network produces the same keys with the same types); per-sample arrays and integers are left as
+    they are. Each combined value keeps its type (a numpy scalar or 0-d array of its own dtype, or a float).
+
+    Args:
+        values: This rank's values of the step (changed in place).
+        keys: The monitored keys to combine, in the same order on every rank.
+        samples: How many samples this rank's part of the global batch has.
+        communicator: The communicator (default: the active one).
+
+    Example:
+        >>> step = {"ce": np.float32(0.5)}
+        >>> batch_scalar_means(step, ["ce"], samples=4)  # one process: the value stays as it is
+        >>> float(step["ce"])
+        0.5
+    """
+    comm = communicator or get_communicator()
+    if comm.world_size == 1:
+        return
+    names = [key for key in keys if key in values and _float_scalar(values[key])]
+    flat = np.array([float(values[name]) * samples for name in names] + [samples], dtype=np.float64)
+    reduced = comm.all_reduce(flat, "sum")
+    total = reduced[-1]
+    for name, weighted in zip(names, reduced[:-1]):
+        mean = weighted / total if total else np.nan
+        value = values[name]
+        if isinstance(value, float) and not isinstance(value, np.generic):
+            values[name] = float(mean)
+        else:
+            combined = np.asarray(mean, dtype=value.dtype)
+            values[name] = combined if isinstance(value, np.ndarray) else combined[()]

@@ -105,6 +105,12 @@ class Backend:
         """Whether `dataset` is a native loader of this framework (DataLoader, tf.data.Dataset)."""
         return False
 
+    def public_loader_class(self) -> Optional[type]:
+        """The class of the loader user code gets from `with pipeline(...) as loader:` / `get_loader` when this
+        backend's tensors are the public ones: a subclass of `fe_core.pipeline.public_loader.PublicLoader` (that may
+        also derive from the framework's own loader class), or None for PublicLoader itself."""
+        return None
+
     def unsharded_native_dataset(self, dataset: Any) -> Optional[str]:
         """For a native loader in a data-parallel run: why every process would read every sample (the loader does
         not split the data between processes), or None when it does or this framework splits it itself."""

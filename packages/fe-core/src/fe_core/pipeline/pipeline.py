@@ -244,7 +244,8 @@ class Pipeline:
 
         Returns:
             The user's own loader, or an iterable of batches (dicts of framework tensors, as `with pipeline(...)`
-            gives); None when a Scheduler switched the data off at `epoch`.
+            gives: a `torch.utils.data.DataLoader` where torch tensors are the public ones, see
+            `fe_core.pipeline.public_loader`); None when a Scheduler switched the data off at `epoch`.
 
         Raises:
             KeyError: If there is no data for `mode` / `ds_id`.

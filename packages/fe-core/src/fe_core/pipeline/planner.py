@@ -54,6 +54,7 @@ class _BatchedItems:
     Pipeline runs its per-sample ops on each sample of an item and collates the item into one batch."""
 
     fe_batched = True
+    fe_wrapper = True  # `dataset` is the user's: what a loader's `dataset` answers
 
     def __init__(self, dataset: Any) -> None:
         self.dataset = dataset

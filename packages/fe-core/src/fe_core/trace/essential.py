@@ -33,6 +33,8 @@ class TrainEssential(Trace):
     - on every log step (`global_step % log_steps == 0` or `global_step == 1`, only when `log_steps` is truthy): logs
       each monitored key present in the batch, and from step 2 on `steps/sec` (training steps per second since the
       previous log step, time between epochs excluded). With a named dataset the keys are logged as `key|ds_id`.
+      In a data-parallel run the Estimator has already made each monitored per-batch number (a loss) the whole
+      global batch's at a log step (the ranks' means weighted by their samples), so it is the value one process logs.
     - on_epoch_end (when `log_steps` is truthy): logs `epoch_time(sec)`.
     - on_end: logs `total_time(sec)` and, for each model with an optimizer, `<model_name>_lr`; sets the System's mode
       back to 'train' so the final log line reads as a training line.
