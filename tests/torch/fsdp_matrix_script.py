@@ -55,11 +55,14 @@ def mlp(norm=False):
 
 
 def custom_init():
-    """A model initialised after construction (replayed from model_fn's own calls, not reset_parameters())."""
+    """A model initialised after construction (replayed from model_fn's own calls, not reset_parameters()): also
+    through `.data` (DCGAN's and Hugging Face's idiom) and by orthogonal_ (which does nothing on the meta device)."""
     model = mlp()
     for module in model.modules():
         if isinstance(module, torch.nn.Linear):
             torch.nn.init.xavier_normal_(module.weight)
+    model[0].weight.data.normal_(0.0, 0.05)
+    torch.nn.init.orthogonal_(model[-1].weight)
     return model
 
 

@@ -6,9 +6,10 @@ configuration by configuration.
 Configurations: reshard_after_forward True / False, bf16 mixed precision (against a bf16 one-process run), a class
 policy with activation checkpointing, a callable policy, a GAN whose generator loss flows through the sharded
 discriminator, gradient accumulation with an LR schedule, an EpochScheduler of optimizers, UpdateOp(gradients=...)
-fed by a GradientOp whose gradients an op edits, a model initialised after construction (replayed from model_fn's own
-calls), one whose weights are copied from another tensor (built whole on rank 0), a model_fn that cannot run on the
-meta device (built whole everywhere), a BatchNorm model (against the same run under DDP, and resumed after kill -9).
+fed by a GradientOp whose gradients an op edits, a model initialised after construction, also through `.data` and
+orthogonal_ (replayed from model_fn's own calls), one whose weights are copied from another tensor (built whole on
+rank 0), a model_fn that cannot run on the meta device (built whole everywhere), a BatchNorm model (against the same
+run under DDP, and resumed after kill -9).
 """
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.nn.init import orthogonal_ as imported_orthogonal
 
 from fe_core.build import build
 from fe_core.config_error import ConfigurationError
@@ -206,3 +207,143 @@ def test_fe_architectures_are_built_sharded_without_existing_whole(name):
         sharded_build._replay_calls(model, prepared.calls)  # pylint: disable=protected-access
     for (key, value), target in zip(model.state_dict().items(), expected.values()):
         assert torch.equal(value, target), key
+
+
+def dcgan_init() -> torch.nn.Module:
+    """DCGAN's and Hugging Face's idiom: initialise through `.data` (another tensor object on the same memory)."""
+    def init(module: torch.nn.Module) -> None:
+        if isinstance(module, torch.nn.Linear):
+            module.weight.data.normal_(0.0, 0.02)
+            module.bias.data.zero_()
+        elif isinstance(module, torch.nn.BatchNorm1d):
+            module.weight.data.normal_(1.0, 0.02)
+    return torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4)).apply(init)
+
+
+def row_init() -> torch.nn.Module:
+    """Part of a weight set through a view after construction."""
+    model = torch.nn.Linear(4, 4)
+    with torch.no_grad():
+        model.weight[0].fill_(1.0)
+        model.weight.data[1:3].zero_()
+    return model
+
+
+def recurrent_init() -> torch.nn.Module:
+    """orthogonal_, trunc_normal_ and eye_ do nothing on the meta device (or write through out=)."""
+    model = torch.nn.Sequential(torch.nn.LSTM(4, 5), torch.nn.Linear(5, 5), torch.nn.Linear(5, 5))
+    torch.nn.init.orthogonal_(model[0].weight_hh_l0)
+    torch.nn.init.trunc_normal_(model[1].weight, std=0.02)
+    torch.nn.init.eye_(model[2].weight)
+    return model
+
+
+def imported_init() -> torch.nn.Module:
+    """An initialisation that does nothing on the meta device, imported by name (out of fe's sight)."""
+    model = torch.nn.Linear(4, 4)
+    imported_orthogonal(model.weight)
+    return model
+
+
+@pytest.mark.parametrize("model_fn, replayed", [
+    (dcgan_init, True), (row_init, False), (recurrent_init, True), (imported_init, False)])
+def test_the_sharded_build_equals_model_fn_or_falls_back_to_rank_0(model_fn, replayed):
+    """Initialisations written through `.data` or a view, or by functions that are no-ops on the meta device, are
+    either replayed bit for bit or built by rank 0, never replayed wrong (before: reset_parameters() replayed, the
+    writes lost)."""
+    torch.manual_seed(9)
+    expected = model_fn().state_dict()
+    torch.manual_seed(9)
+    model = meta_build(model_fn)
+    prepared = sharded_build.prepare(model, "m")
+    assert (prepared.plan is not None or prepared.calls is not None) == replayed, prepared.why
+    if not replayed:
+        return  # rank 0 runs model_fn whole: its weights are model_fn's by construction
+    model.to_empty(device=torch.device("cpu"))
+    if prepared.plan is not None:
+        sharded_build._replay(model)  # pylint: disable=protected-access
+    else:
+        sharded_build._replay_calls(model, prepared.calls)  # pylint: disable=protected-access
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, expected[key]), key
+
+
+class Slot(torch.nn.Module):
+    """Own weights that its parent initialises."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(4, 4))
+
+    def reset_parameters(self) -> None:
+        """Its parent sets it."""
+
+
+class Gated(torch.nn.Module):
+    """A module whose reset_parameters() also initialises its child's weight: replaying it module by module would
+    draw into the child's slice on each process (not model_fn's values) instead of a whole CPU copy."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = Slot()
+        self.gate = torch.nn.Parameter(torch.empty(4))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        torch.nn.init.zeros_(self.gate)
+        torch.nn.init.normal_(self.proj.weight, std=0.02)
+
+
+def test_reset_parameters_that_set_another_module_s_weights_are_not_replayed():
+    torch.manual_seed(4)
+    expected = Gated().state_dict()
+    torch.manual_seed(4)
+    model = meta_build(Gated)
+    prepared = sharded_build.prepare(model, "m")
+    assert prepared.plan is None  # model_fn's own calls instead: each on a whole copy of its tensor
+    assert "Gated.reset_parameters() sets 'proj.weight', which is not its own" in \
+        sharded_build._replay_plan(model, prepared.pending)[1]  # pylint: disable=protected-access
+    model.to_empty(device=torch.device("cpu"))
+    sharded_build._replay_calls(model, prepared.calls)  # pylint: disable=protected-access
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, expected[key]), key
+
+
+def test_a_sharded_model_s_float16_loss_scaler_agrees_across_processes():
+    """Each process holds different gradient slices: the scaler must all-reduce its inf/NaN check (FSDP's
+    ShardedGradScaler), or one process skips a step the others take and the scales drift apart."""
+    import warnings  # pylint: disable=import-outside-toplevel
+    from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler  # pylint: disable=import-outside-toplevel
+    from fe_torch.optimizers import build_optimizer  # pylint: disable=import-outside-toplevel
+    sharded, plain = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    sharded.fe_sharding = FSDP()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "CUDA is not available" on a CPU-only machine: the scaler's type is checked
+        scalers = [build_optimizer("adam", model, "m", True, torch.device("cuda")).scaler for model in (sharded, plain)]
+    assert isinstance(scalers[0], ShardedGradScaler)
+    assert not isinstance(scalers[1], ShardedGradScaler)  # DDP's gradients are already equal on every process
+
+
+class Scaled2(torch.nn.Module):
+    """Initialised in __init__ with one std, reset_parameters() with another (the same calls, other arguments)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(4, 4))
+        torch.nn.init.normal_(self.weight, std=0.02)
+
+    def reset_parameters(self) -> None:
+        torch.nn.init.normal_(self.weight, std=1.0)
+
+
+def test_reset_parameters_with_other_arguments_than_model_fn_s_are_not_replayed():
+    torch.manual_seed(2)
+    expected = Scaled2().weight.detach().clone()
+    torch.manual_seed(2)
+    model = meta_build(Scaled2)
+    plan, why = sharded_build._replay_plan(model, sharded_build._pending)  # pylint: disable=protected-access
+    assert plan is None and "with other arguments" in why
+    prepared = sharded_build.prepare(model, "m")  # model_fn's own calls instead
+    model.to_empty(device=torch.device("cpu"))
+    sharded_build._replay_calls(model, prepared.calls)  # pylint: disable=protected-access
+    assert torch.equal(model.weight, expected)

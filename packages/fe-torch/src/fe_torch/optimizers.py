@@ -74,7 +74,8 @@ def build_optimizer(optimizer_fn: OptimizerFn, model: torch.nn.Module, model_nam
     else:
         raise TypeError(f"optimizer_fn of torch model {model_name!r} must be an optimizer name, a function of the "
                         f"parameters, None, or a Scheduler of those; got {type(optimizer_fn).__name__}")
-    optimizer.scaler = make_grad_scaler(device, mixed_precision)  # type: ignore[attr-defined]
+    sharded = model.__dict__.get("fe_sharding") is not None  # build shards the model before its optimizers
+    optimizer.scaler = make_grad_scaler(device, mixed_precision, sharded)  # type: ignore[attr-defined]
     return optimizer
 
 

@@ -32,9 +32,19 @@ def autocast_context(device: torch.device, enabled: bool) -> ContextManager[None
     return torch.autocast(device_type=device.type, dtype=autocast_dtype(device))
 
 
-def make_grad_scaler(device: torch.device, mixed_precision: bool) -> Optional["torch.amp.GradScaler"]:
-    """A loss scaler for float16 training on CUDA; None on the CPU (bfloat16 needs no scaling) or in full precision."""
+def make_grad_scaler(device: torch.device, mixed_precision: bool,
+                     sharded: bool = False) -> Optional["torch.amp.GradScaler"]:
+    """A loss scaler for float16 training on CUDA; None on the CPU (bfloat16 needs no scaling) or in full precision.
+
+    A sharded model's scaler is FSDP's `ShardedGradScaler`: each process holds different gradient slices, so an
+    inf/NaN found in one process's slices must skip the step (and lower the scale) on every process; a plain
+    `GradScaler` decides per process, the processes' scales drift apart, and the averaged gradients mix scales.
+    """
     if mixed_precision and device.type == "cuda":
+        if sharded:
+            from torch.distributed.fsdp.sharded_grad_scaler import \
+                ShardedGradScaler  # pylint: disable=import-outside-toplevel
+            return ShardedGradScaler(device="cuda")
         scaler_class = getattr(torch.amp, "GradScaler", None)
         if scaler_class is None:  # torch < 2.3
             return torch.cuda.amp.GradScaler()

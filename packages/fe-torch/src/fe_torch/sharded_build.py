@@ -12,7 +12,11 @@ uninitialised memory for its slices only, and the weights are then initialised *
   module's weights whole. Used only when it provably repeats what `model_fn` did: during the meta build fe records
   the in-place initialisations (`nn.init.*`, `uniform_`, `zero_`, ...) and random draws in the order they ran,
   replays the same calls on the meta model first, and compares the two lists; every parameter and buffer must be
-  written by the replay.
+  written by the replay. A write through another tensor object on a weight's memory counts as a write of that
+  weight (`weight.data.normal_()`, as DCGAN and Hugging Face initialise; `weight[0].fill_()` as a write of part of
+  it), and `torch.nn.init`'s functions are recorded as one call each, since several of them do nothing on the meta
+  device (`orthogonal_`, `trunc_normal_`, `sparse_`, `dirac_`); one imported by name, out of sight, reads the
+  weight's `is_meta`, and the model is then built by rank 0.
 - **Replay of `model_fn`'s own calls** (initialisation after construction, as fe's UNet and WideResNet do): when
   the recorded calls on the model's tensors form one run of in-place calls with no other tensor as input, and each
   tensor is set whole by one of them, they are replayed as they ran, each on a whole CPU copy of its tensor (calls
@@ -50,41 +54,94 @@ _NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad", "pin_
 def _call_name(func: Any) -> str:
     """A call's name; `tensor.data = ...` is a write named 'data=' (other attribute assignments are not recorded)."""
     name = getattr(func, "__name__", "")
-    if name == "__set__" and getattr(getattr(func, "__self__", None), "__name__", None) == "data":
+    owner = getattr(getattr(func, "__self__", None), "__name__", None)
+    if name == "__set__" and owner == "data":
         return "data="
+    if name == "__get__" and owner == "is_meta":
+        return "is_meta"
     return name
 
 
 class _Recorder(TorchFunctionMode):
-    """Records, in order, each top-level call that draws random numbers or writes a tensor in place."""
+    """Records, in order, each top-level call that draws random numbers or writes a tensor in place (`torch.nn.init`'s
+    functions as one call each, see `_recording`), and the tensors whose `is_meta` was read (an initialisation that
+    does nothing on the meta device, such as `orthogonal_` imported by name, which no record would show)."""
 
     def __init__(self, keep: bool = False) -> None:
         super().__init__()
         self.calls: List[Tuple[str, Any]] = []
         self.keep = keep  # also keep each call's function and arguments (to replay them)
         self.replayable: List[Tuple[Any, tuple, dict]] = []
+        self.meta_reads: List[torch.Tensor] = []
+        self.depth = 0  # inside a call recorded whole: its own calls are not recorded
+
+    def _add(self, name: str, target: Any, func: Any, args: Sequence[Any], kwargs: dict) -> None:
+        self.calls.append((name, target if isinstance(target, torch.Tensor) else None))
+        if self.keep:
+            self.replayable.append((func, tuple(args), dict(kwargs)))
+
+    def record(self, name: str, func: Any, args: Sequence[Any], kwargs: dict) -> Any:
+        """Run `func` (a `torch.nn.init` function) recorded as one call, whatever it does inside."""
+        if self.depth:
+            return func(*args, **kwargs)
+        self._add(name, args[0] if args else kwargs.get("tensor"), func, args, kwargs)
+        self.depth += 1
+        try:
+            return func(*args, **kwargs)
+        finally:
+            self.depth -= 1
 
     def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
+        if self.depth:
+            return func(*args, **kwargs)
         name = _call_name(func)
-        if name == "data=" or (not name.startswith("__") and name not in _NOT_WRITES and (
+        if name == "is_meta":
+            if args and isinstance(args[0], torch.Tensor):
+                self.meta_reads.append(args[0])
+        elif name == "data=" or (not name.startswith("__") and name not in _NOT_WRITES and (
                 name in _RANDOM or name.endswith("_"))):
-            target = args[0] if args else kwargs.get("tensor", kwargs.get("input"))
-            self.calls.append((name, target if isinstance(target, torch.Tensor) else None))
-            if self.keep:
-                self.replayable.append((func, tuple(args), dict(kwargs)))
+            self._add(name, args[0] if args else kwargs.get("tensor", kwargs.get("input")), func, args, kwargs)
+        elif isinstance(kwargs.get("out"), torch.Tensor):  # torch.eye(..., out=weight) writes weight
+            self._add(f"{name}(out=)", kwargs["out"], func, args, kwargs)
         return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _recording(recorder: _Recorder) -> Iterator[None]:
+    """Inside: `recorder` records, and each public `torch.nn.init` function called through the module (as
+    `nn.init.orthogonal_`) is recorded as one call. Several of them do nothing on the meta device (`orthogonal_`,
+    `trunc_normal_`, `sparse_`, `dirac_`) or write through `out=` (`eye_`), so their own calls would not show them."""
+    import torch.nn.init as init  # pylint: disable=import-outside-toplevel,consider-using-from-import
+    originals = {name: getattr(init, name) for name in dir(init)
+                 if name.endswith("_") and not name.startswith("_") and callable(getattr(init, name))}
+
+    def wrap(name: str, func: Any) -> Any:
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            return recorder.record(name, func, args, kwargs)
+        recorded.__wrapped__ = func  # type: ignore[attr-defined]
+        return recorded
+
+    for name, func in originals.items():
+        setattr(init, name, wrap(name, func))
+    try:
+        with recorder:
+            yield
+    finally:
+        for name, func in originals.items():
+            setattr(init, name, func)
 
 
 class _Pending:
     """What the meta build of one `build` call left for `materialize`: its calls, random state and `model_fn`."""
 
     def __init__(self, model_fn: Callable[[], Any], rng: torch.Tensor, calls: List[Tuple[str, Any]],
-                 replayable: List[Tuple[Any, tuple, dict]]) -> None:
+                 replayable: List[Tuple[Any, tuple, dict]], meta_reads: List[torch.Tensor]) -> None:
         self.model_fn = model_fn
         self.rng = rng
         self.calls = calls
         self.replayable = replayable
+        self.meta_reads = meta_reads
         self.cursor = 0  # calls already matched by the models materialised so far
         self.index = 0  # the next model (model_fn may return several)
         self.whole: Optional[List[torch.nn.Module]] = None  # rank 0's fallback build, once made
@@ -102,12 +159,12 @@ def scope(model_fn: Callable[[], Any]) -> Iterator[None]:
     recorder = _Recorder(keep=True)
     _pending = None
     try:
-        with torch.device("meta"), recorder:
+        with torch.device("meta"), _recording(recorder):
             yield
     except BaseException:
         torch.set_rng_state(rng)  # the caller builds again, without this scope
         raise
-    _pending = _Pending(model_fn, rng, recorder.calls, recorder.replayable)
+    _pending = _Pending(model_fn, rng, recorder.calls, recorder.replayable, recorder.meta_reads)
 
 
 def is_meta(model: torch.nn.Module) -> bool:
@@ -134,23 +191,116 @@ def _own(module: torch.nn.Module) -> Tuple[List[Tuple[str, torch.Tensor]], List[
             [(name, b) for name, b in module._buffers.items() if b is not None])  # pylint: disable=protected-access
 
 
+class _Tensors:
+    """A model's parameters and buffers by name, found also through another tensor object on the same memory: its
+    `.data`, or a view of it (`weight[0]`, `weight.data[:2]`), which in-place initialisations often write through."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.names = _names(model)
+        self.memory: Dict[int, Tuple[str, torch.Tensor]] = {}
+        for tensor in _states(model):
+            key = _memory(tensor)
+            if key is not None:
+                self.memory.setdefault(key, (self.names[id(tensor)], tensor))
+
+    def find(self, target: Optional[torch.Tensor]) -> Optional[Tuple[str, bool]]:
+        """(name, whether `target` is all of it) of the model's tensor that `target` writes into; None if none."""
+        if target is None:
+            return None
+        name = self.names.get(id(target))
+        if name is not None:
+            return name, True
+        found = self.memory.get(_memory(target))  # type: ignore[arg-type]
+        if found is None:
+            return None
+        name, tensor = found
+        whole = (target.shape == tensor.shape and target.stride() == tensor.stride() and target.dtype == tensor.dtype
+                 and target.storage_offset() == tensor.storage_offset())
+        return name, whole
+
+    def owner(self, target: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+        """The model's tensor that `target` is (or is on the memory of); None if none."""
+        if target is None:
+            return None
+        if id(target) in self.names:
+            return target
+        found = self.memory.get(_memory(target))  # type: ignore[arg-type]
+        return None if found is None else found[1]
+
+    def label(self, target: Optional[torch.Tensor]) -> str:
+        if target is None:
+            return "-"
+        found = self.find(target)
+        if found is None:
+            return "?"
+        return found[0] if found[1] else f"part of {found[0]}"
+
+
+def _memory(tensor: torch.Tensor) -> Optional[int]:
+    """Which memory (storage) a tensor lives in, also on the meta device; None for a tensor without storage."""
+    try:
+        return tensor.untyped_storage()._cdata  # pylint: disable=protected-access
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return None
+
+
+def _arguments(call: Tuple[Any, tuple, dict], tensors: _Tensors) -> tuple:
+    """A recorded call's arguments, comparable between model_fn's run and the replay: tensors by the model tensor
+    they are, numbers and strings by value, other objects (a generator, ...) by type."""
+    def value(argument: Any) -> Any:
+        if isinstance(argument, torch.Tensor):
+            return tensors.label(argument)
+        if argument is None or isinstance(argument, (bool, int, float, str, torch.dtype)):
+            return argument
+        if isinstance(argument, (list, tuple)):
+            return tuple(value(item) for item in argument)
+        return type(argument).__name__
+    _, args, kwargs = call
+    return tuple(value(argument) for argument in args), tuple(sorted((k, value(v)) for k, v in kwargs.items()))
+
+
+def _unseen(model: torch.nn.Module, pending: _Pending) -> Optional[str]:
+    """Why the records cannot show how `model_fn` initialised `model` (a function that does nothing on the meta device
+    read one of its tensors' `is_meta`), or None."""
+    tensors = _Tensors(model)
+    found = next((tensors.find(tensor) for tensor in pending.meta_reads if tensors.find(tensor) is not None), None)
+    if found is None:
+        return None
+    return (f"model_fn initialises {found[0]!r} with a function that does nothing on the meta device (it reads "
+            f"is_meta; call torch.nn.init's functions through the module, as nn.init.orthogonal_)")
+
+
 def _replay_plan(model: torch.nn.Module, pending: _Pending) -> Tuple[Optional[List[Tuple[str, str]]], str]:
     """The replay's calls (name, target) when replaying `model` on the meta device repeats what model_fn did, else
     (None, why not)."""
-    names = _names(model)
+    tensors = _Tensors(model)
+    names = tensors.names
     for module in model.modules():
         params, buffers = _own(module)
         if (params or buffers) and not callable(getattr(module, "reset_parameters", None)):
             return None, f"{type(module).__name__} has weights of its own and no reset_parameters()"
-    recorder = _Recorder()
-    with torch.no_grad(), recorder:
+    recorder = _Recorder(keep=True)
+    with torch.no_grad(), _recording(recorder):
         for module in model.modules():
             params, buffers = _own(module)
             if params or buffers:
+                start = len(recorder.calls)
                 module.reset_parameters()
-    replayed = [(name, names.get(id(target), "?") if target is not None else "-") for name, target in recorder.calls]
-    built = pending.calls[pending.cursor:pending.cursor + len(replayed)]
-    recorded = [(name, names.get(id(target), "?") if target is not None else "-") for name, target in built]
+                own = {id(tensor) for _, tensor in params + buffers}
+                other = next((target for _, target in recorder.calls[start:]
+                              if tensors.owner(target) is not None and id(tensors.owner(target)) not in own), None)
+                if other is not None:  # the replay gives each module its own weights only (whole, on the CPU)
+                    return None, (f"{type(module).__name__}.reset_parameters() sets {tensors.label(other)!r}, which "
+                                  f"is not its own")
+    replayed = [(name, tensors.label(target)) for name, target in recorder.calls]
+    end = pending.cursor + len(replayed)
+    recorded = [(name, tensors.label(target)) for name, target in pending.calls[pending.cursor:end]]
+    if recorded == replayed:  # the same calls: with the same arguments too (a std set after construction, ...)
+        where = next((i for i, (a, b) in enumerate(zip(pending.replayable[pending.cursor:end], recorder.replayable))
+                      if _arguments(a, tensors) != _arguments(b, tensors)), None)
+        if where is not None:
+            return None, (f"model_fn initialised it differently from its modules' reset_parameters() (call {where}: "
+                          f"{recorded[where]} with other arguments)")
     if recorded != replayed:
         where = next((i for i, (a, b) in enumerate(zip(recorded, replayed)) if a != b), min(len(recorded),
                                                                                               len(replayed)))
@@ -158,10 +308,10 @@ def _replay_plan(model: torch.nn.Module, pending: _Pending) -> Tuple[Optional[Li
                       f"{recorded[where] if where < len(recorded) else 'nothing'} in model_fn, "
                       f"{replayed[where] if where < len(replayed) else 'nothing'} replayed)")
     later = next((call for call in pending.calls[pending.cursor + len(replayed):]
-                  if call[1] is not None and id(call[1]) in names), None)
+                  if tensors.find(call[1]) is not None), None)
     if later is not None:
-        return None, (f"model_fn changes {names[id(later[1])]!r} ({later[0]}) after its modules' reset_parameters() "
-                      f"initialised it")
+        return None, (f"model_fn changes {tensors.label(later[1])!r} ({later[0]}) after its modules' "
+                      f"reset_parameters() initialised it")
     written = {target for name, target in replayed if name.endswith("_") or name == "data="}
     missing = [name for name in sorted(set(names.values())) if name not in written]
     if missing:
@@ -188,6 +338,10 @@ def prepare(model: torch.nn.Module, model_name: str) -> Prepared:
     pending.index += 1
     if pending.reason:
         return Prepared(pending, index, None, pending.reason)
+    unseen = _unseen(model, pending)
+    if unseen:
+        pending.reason = unseen
+        return Prepared(pending, index, None, unseen)
     plan, why = _replay_plan(model, pending)
     if plan is not None:
         pending.cursor += len(plan)
@@ -224,19 +378,23 @@ class _Call:
 def _call_plan(model: torch.nn.Module, pending: _Pending) -> Tuple[Optional[List[_Call]], str]:
     """`model_fn`'s own calls that initialised `model` (a contiguous run of in-place calls on its tensors, with no
     other tensor as input, each tensor set whole by one of them), to replay as they ran; else (None, why not)."""
-    names = _names(model)
+    tensors = _Tensors(model)
+    names = tensors.names
     block: List[_Call] = []
     index = pending.cursor
-    while index < len(pending.calls) and pending.calls[index][1] is not None and id(pending.calls[index][1]) in names:
+    while index < len(pending.calls) and tensors.find(pending.calls[index][1]) is not None:
         (name, target), (func, args, kwargs) = pending.calls[index], pending.replayable[index]
+        path, whole = tensors.find(target)  # type: ignore[misc]
+        if not whole:
+            return None, f"model_fn writes part of {path!r} through a view ({name})"
         if name == "data=" or any(isinstance(value, torch.Tensor) and value is not target
                                   for value in (*args, *kwargs.values())):
-            return None, f"model_fn sets {names[id(target)]!r} from another tensor ({name})"
-        block.append(_Call(name, target, names[id(target)], func, args, kwargs))
+            return None, f"model_fn sets {path!r} from another tensor ({name})"
+        block.append(_Call(name, target, path, func, args, kwargs))
         index += 1
-    stray = next((call for call in pending.calls[index:] if call[1] is not None and id(call[1]) in names), None)
+    stray = next((call for call in pending.calls[index:] if tensors.find(call[1]) is not None), None)
     if stray is not None or not block:
-        return None, (f"model_fn's calls on {names[id(stray[1])]!r} ({stray[0]}) are not one run of "
+        return None, (f"model_fn's calls on {tensors.label(stray[1])!r} ({stray[0]}) are not one run of "
                       f"initialisations" if stray is not None else "model_fn made no initialisation calls")
     covered = {call.path for call in block if call.name in _OVERWRITES}
     missing = [name for name in sorted(set(names.values())) if name not in covered]
