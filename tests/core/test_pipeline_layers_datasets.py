@@ -111,6 +111,44 @@ def test_a_generator_dataset_runs_ahead_in_one_worker_process_in_its_own_order()
     assert not alive(feed_pid)  # stopped with the workers() block
 
 
+def _random_draws():
+    """A generator drawing from numpy's and Python's global random states (and saying which process drew)."""
+    import os
+    while True:
+        yield {"x": np.random.rand(3).astype(np.float32), "r": np.float32(random.random()), "pid": os.getpid()}
+
+
+def _random_generator_pipeline(num_process: int) -> Pipeline:
+    from fe_core.dataset import GeneratorDataset
+    return Pipeline(train_data=GeneratorDataset(_random_draws(), samples_per_epoch=20), batch_size=4,
+                    ops=[Jitter(inputs="x", outputs="j")], num_process=num_process)
+
+
+def _without_pids(batches: List[Dict[str, np.ndarray]]) -> Tuple[List[Dict[str, np.ndarray]], set]:
+    return ([{key: value for key, value in batch.items() if key != "pid"} for batch in batches],
+            set(np.concatenate([batch["pid"] for batch in batches]).tolist()))
+
+
+def test_a_random_generator_dataset_gives_the_same_batches_with_its_feed_process_and_on_resume():
+    """The feed process seeds each draw of the generator by its stream position, as the trainer does: the batches of
+    num_process=0 and 2 are bitwise equal over two epochs, and a run resumed mid-epoch repeats them."""
+    import os
+    results = {}
+    for num_process in (0, 2):
+        enable_deterministic(5)
+        results[num_process] = _without_pids(epochs(_random_generator_pipeline(num_process))[0])
+    (expected, trainer), (got, fed) = results[0], results[2]
+    assert trainer == {os.getpid()} and len(fed) == 1 and os.getpid() not in fed  # drawn in the feed process
+    assert len(expected) == 10 and same(expected, got)
+    assert not same(expected[:5], expected[5:])  # the epochs draw different samples
+
+    enable_deterministic(5)
+    seen, resumed = interrupted_and_resumed(_random_generator_pipeline)
+    rest, _ = epochs(resumed)
+    (seen, _), (rest, fed) = _without_pids(seen), _without_pids(rest)
+    assert os.getpid() not in fed and same(seen + rest, expected)
+
+
 @pytest.mark.parametrize("kind", ["BatchDataset", "ExtendDataset"])
 def test_resume_mid_epoch_with_workers_redraws_the_same_index_maps(kind, tmp_path):
     make, batch_size, extra = KINDS[kind]

@@ -17,10 +17,11 @@ class GeneratorDataset(FEDataset):
     """A dataset from a generator function.
 
     Every `dataset[i]` returns the generator's next sample (the index is ignored). For runs that repeat exactly and
-    resume mid-epoch, let the generator draw its randomness from numpy's global random state (np.random.*) and run
-    the Pipeline with `num_process=0`: with worker processes (fork) the generator runs ahead in a feed process and
-    draws from that process's own copy of the random state, so its random samples differ from `num_process=0`'s and
-    a resumed run does not repeat them (a generator whose samples do not depend on the random state is unaffected).
+    resume mid-epoch, let the generator draw its randomness from numpy's global random state (np.random.*) or Python's
+    `random`: in a Pipeline each draw of the generator runs with both seeded by (run seed, epoch, the sample's
+    position in the epoch), whether the trainer draws it (`num_process=0`) or the generator runs ahead in a worker
+    process of its own (`num_process>0`), so the batches are bitwise the same for any `num_process` and a run
+    resumed mid-epoch repeats them.
 
     In a data-parallel run of N processes the generator's stream is split by rank rather than repeated on every
     rank: each draw takes N samples of the process's generator and keeps the rank-th (so ranks running the same

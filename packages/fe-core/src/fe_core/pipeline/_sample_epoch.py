@@ -31,13 +31,14 @@ from fe_core.pipeline.messages import EpochDraws, Shard, TaskResult
 
 __all__ = ["KEPT", "REPLACED", "REMOVED", "task_seed", "SeededRandom", "TaskStream", "EpochTasks", "task_stream",
            "check_epoch", "reset_dataset", "forget_cached_normal", "draws_random", "UNBATCHED_TASK", "BATCH_SALT",
-           "RESET_SALT", "RANK_SALT"]
+           "RESET_SALT", "RANK_SALT", "GENERATOR_SALT"]
 
 KEPT, REPLACED, REMOVED = 0, 1, 2  # what happened to each position of a task
 UNBATCHED_TASK = 16  # positions per task when nothing is batched
-BATCH_SALT = 1  # the salts of `task_seed`: a batch's ops, a pass's index maps, a rank's part of a global batch
-RESET_SALT = 2
+BATCH_SALT = 1  # the salts of `task_seed`: a batch's ops, a pass's index maps, a rank's part of a global batch,
+RESET_SALT = 2  # one draw of a GeneratorDataset's generator
 RANK_SALT = 3
+GENERATOR_SALT = 4
 
 
 _MASK64 = (1 << 64) - 1

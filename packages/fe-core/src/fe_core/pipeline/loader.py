@@ -186,7 +186,7 @@ class EpochLoader:
         if kind == "feed":
             feed = self.pool.generator_feed(plan.dataset, window=2 * (plan.batch_size or 1))
             if feed is not None:
-                return Feed(runner, feed)
+                return Feed(runner, feed, stream.limit)
         elif kind == "pool" and self.pool.start():
             keys = frozenset(plan.output_keys) if plan.output_keys else None
             spec = EpochSpec(plan.mode, plan.epoch, plan.ds_id, keys, bool(plan.state.get("warmup")), self.shuffle,

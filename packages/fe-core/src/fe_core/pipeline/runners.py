@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from fe_core.dataset.generator_dataset import GeneratorDataset
 from fe_core.dataset.numpy_dataset import NumpyDataset
 from fe_core.distributed.sharding import rank_part
 from fe_core.op.numpyop.batch import collate_samples, stack_values
@@ -24,8 +25,8 @@ from fe_core.op.numpyop.remove_if import FilteredData
 from fe_core.pipeline.epoch_plan import EpochPlan
 from fe_core.pipeline.messages import BatchResult, EpochSpec, SampleResult, Shard, Task, TaskResult
 from fe_core.pipeline.op_runner import OpTimer, add_note, compile_steps, run_steps
-from fe_core.pipeline._sample_epoch import (BATCH_SALT, KEPT, RANK_SALT, REMOVED, REPLACED, RESET_SALT, SeededRandom,
-                                            draws_random, reset_dataset, task_seed)
+from fe_core.pipeline._sample_epoch import (BATCH_SALT, GENERATOR_SALT, KEPT, RANK_SALT, REMOVED, REPLACED,
+                                            RESET_SALT, SeededRandom, draws_random, reset_dataset, task_seed)
 
 __all__ = ["Stages", "TaskRunner", "WholeBatchRunner", "ItemRunner", "runner_kind", "make_runner", "worker_runner"]
 
@@ -142,15 +143,28 @@ class TaskRunner:
         self.unbatched = plan.batch_size is None
         self.boundary = plan.boundary_keys
         self.batch_random = draws_random(plan.batch_ops)
+        # A GeneratorDataset's generator draws its randomness seeded per stream position (`generator_seed`), apart
+        # from the per-sample ops: its feed process (`fe_core.pipeline._feed`) draws each sample seeded the same way.
+        # The Feed executor clears this flag when the samples come from the feed.
+        self.seed_draws = isinstance(dataset, GeneratorDataset)
+        self.draw_random = SeededRandom(restore=True)
 
-    def _samples(self, indices: np.ndarray) -> Tuple[List[int], List[Dict[str, Any]], List[int]]:
+    def generator_seed(self, position: int) -> int:
+        """The seed of the GeneratorDataset draw at stream `position` of this epoch."""
+        return task_seed(self.key, position, GENERATOR_SALT)
+
+    def _samples(self, indices: np.ndarray, start: int = 0) -> Tuple[List[int], List[Dict[str, Any]], List[int]]:
         outcomes: List[int] = []
         kept: List[Dict[str, Any]] = []
         kept_indices: List[int] = []
         getitem, steps, state, copy_sample = self.getitem, self.sample_steps, self.state, self.copy_sample
-        for index in indices.tolist():
+        seed_draws, draw_random = self.seed_draws, self.draw_random
+        for offset, index in enumerate(indices.tolist()):
             try:
-                sample = getitem(index)
+                if seed_draws:
+                    sample = draw_random.call(self.generator_seed(start + offset), getitem, index)
+                else:
+                    sample = getitem(index)
                 if copy_sample:
                     sample = dict(sample)
                 result = run_steps(sample, steps, state) if steps else None
@@ -176,7 +190,8 @@ class TaskRunner:
 
     def run(self, task: Task) -> TaskResult:
         """Compute `task`: a BatchResult when the task wants a batch and every sample was kept, else its samples."""
-        outcomes, kept, kept_indices = self.random.call(task_seed(self.key, task.start), self._samples, task.indices)
+        outcomes, kept, kept_indices = self.random.call(task_seed(self.key, task.start), self._samples, task.indices,
+                                                            task.start)
         if task.want_batch and not self.unbatched and len(kept) == len(outcomes):
             return BatchResult(len(outcomes), self.finish(kept, kept_indices, task.start), self.key)
         if self.boundary is not None:
