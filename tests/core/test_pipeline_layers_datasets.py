@@ -149,6 +149,26 @@ def test_a_random_generator_dataset_gives_the_same_batches_with_its_feed_process
     assert os.getpid() not in fed and same(seen + rest, expected)
 
 
+def test_a_random_generator_dataset_read_twice_at_once_or_left_early_gives_the_same_batches_with_workers():
+    """Two iterations open at once (zip) each get the samples of their own positions from the feed process, and the
+    samples an epoch left early had asked for never reach the next epoch."""
+    def run(num_process: int) -> List[Dict[str, np.ndarray]]:
+        pipeline = _random_generator_pipeline(num_process)
+        enable_deterministic(6)
+        batches = []
+        with pipeline.workers():
+            with pipeline(mode="train", epoch=1) as loader:
+                for first, second in zip(loader, loader):
+                    batches += [first, second]
+                batches.append(next(iter(loader)))  # one batch, the rest of the epoch left
+            with pipeline(mode="train", epoch=2) as loader:
+                batches += list(loader)
+        return _without_pids([{key: np.array(value) for key, value in batch.items()} for batch in batches])[0]
+
+    expected = run(0)
+    assert len(expected) == 16 and same(run(2), expected)
+
+
 @pytest.mark.parametrize("kind", ["BatchDataset", "ExtendDataset"])
 def test_resume_mid_epoch_with_workers_redraws_the_same_index_maps(kind, tmp_path):
     make, batch_size, extra = KINDS[kind]

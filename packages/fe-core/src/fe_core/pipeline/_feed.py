@@ -13,10 +13,12 @@ feed process stops when asked, when the trainer is gone (its parent changes) or 
 """
 from __future__ import annotations
 
+import collections
+import itertools
 import os
 import signal
 from multiprocessing import get_context
-from typing import Any, List, Optional
+from typing import Any, Deque, Dict, List, Optional
 
 from fe_core.pipeline._sample_epoch import SeededRandom
 
@@ -64,7 +66,12 @@ class GeneratorFeed:
     def __init__(self, dataset: Any, window: int) -> None:
         context = get_context("fork")
         self.window = window
-        self.outstanding = 0  # samples asked for and not yet taken
+        # The feed answers in the order asked; each answer belongs to the iteration (token) that asked for it, so
+        # two iterations open at once (zip(loader, loader)) each get their own samples, and the samples asked for by
+        # an iteration that stopped early are dropped when they arrive.
+        self.askers: Deque[int] = collections.deque()  # the token of each answer still to come, in order
+        self.ready: Dict[int, Deque[Any]] = {}  # answers received for an open iteration other than the one reading
+        self.tokens = itertools.count()
         self.connection, child = context.Pipe(duplex=True)
         self.process = context.Process(target=_feed_main, args=(dataset, child, os.getpid()), daemon=True,
                                        name="fe-pipeline-generator")
@@ -76,38 +83,45 @@ class GeneratorFeed:
         """The feed process's id."""
         return self.process.pid
 
-    def request(self, seeds: List[int]) -> None:
-        """Ask for one sample per seed, drawn in order with the random state seeded by it."""
+    def open(self) -> int:
+        """Start an iteration's requests; returns its token."""
+        token = next(self.tokens)
+        self.ready[token] = collections.deque()
+        return token
+
+    def request(self, token: int, seeds: List[int]) -> None:
+        """Ask for one sample per seed for iteration `token`, drawn in order with the random state seeded by it."""
         if seeds:
             self.connection.send(list(seeds))
-            self.outstanding += len(seeds)
+            self.askers.extend([token] * len(seeds))
 
-    def next(self, index: int = 0) -> Any:
-        """The next sample asked for (the index is ignored, as GeneratorDataset ignores it).
+    def next(self, token: int) -> Any:
+        """The next sample iteration `token` asked for.
 
         Raises:
-            RuntimeError: If no sample was asked for, or the feed process ended.
+            RuntimeError: If the iteration has no sample asked for, or the feed process ended.
         """
-        if self.outstanding <= 0:
-            raise RuntimeError("A GeneratorDataset sample was taken from its feed process without being asked for")
-        while not self.connection.poll(_POLL):
-            if not self.process.is_alive() and not self.connection.poll():
-                raise RuntimeError(f"The GeneratorDataset feed process (pid {self.process.pid}) ended with code "
-                                   f"{self.process.exitcode}")
-        kind, value = self.connection.recv()
-        self.outstanding -= 1
+        ready = self.ready[token]
+        while not ready:
+            if token not in self.askers:
+                raise RuntimeError("A GeneratorDataset sample was taken from its feed process without being asked "
+                                   "for")
+            while not self.connection.poll(_POLL):
+                if not self.process.is_alive() and not self.connection.poll():
+                    raise RuntimeError(f"The GeneratorDataset feed process (pid {self.process.pid}) ended with code "
+                                       f"{self.process.exitcode}")
+            answer = self.connection.recv()
+            asker = self.askers.popleft()
+            if asker in self.ready:  # else an iteration that stopped: its sample is dropped
+                self.ready[asker].append(answer)
+        kind, value = ready.popleft()
         if kind == "error":
             raise value
         return value
 
-    def drain(self) -> None:
-        """Take and drop the samples asked for by an epoch that stopped before using them (their seeds were that
-        epoch's), so the next epoch's samples come in its own order."""
-        while self.outstanding > 0:
-            try:
-                self.next()
-            except Exception:  # pylint: disable=broad-except  # that epoch's error, no longer anyone's
-                pass
+    def release(self, token: int) -> None:
+        """End iteration `token`: the samples it asked for and did not take are dropped."""
+        self.ready.pop(token, None)
 
     def close(self) -> None:
         """Stop the feed process."""

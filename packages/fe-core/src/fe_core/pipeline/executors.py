@@ -142,31 +142,34 @@ class Feed(InProcess):
         """`(task, result)` for each task, the samples of up to the feed's window of positions asked for ahead (one
         seed per position, as the trainer seeds each draw it makes itself)."""
         runner = self.runner()
-        runner.getitem = self.feed.next
-        runner.seed_draws = False  # the feed seeds each draw
         feed = self.feed
-        feed.drain()  # samples asked for by an epoch that stopped early
+        token = feed.open()
+        runner.getitem = lambda index: feed.next(token)
+        runner.seed_draws = False  # the feed seeds each draw
         pending: Deque[Tuple[int, Any]] = collections.deque()
         ahead = end = 0
         tasks = iter(tasks)
-        while True:
-            # ahead only up to the epoch's end when nothing is filtered out: a task past it may never be needed, and
-            # the generator would go on past the samples the trainer's own draws would have taken
-            while not pending or (ahead < feed.window and end < self.limit):
-                item = next(tasks, None)
-                if item is None:
-                    break
-                start, indices = item
-                feed.request([runner.generator_seed(start + offset) for offset in range(len(indices))])
-                pending.append(item)
-                ahead += len(indices)
-                end = start + len(indices)
-            if not pending:
-                return
-            start, indices = pending.popleft()
-            ahead -= len(indices)
-            task = Task(start, indices, receiver.wants_batches)
-            yield task, runner.run(task)
+        try:
+            while True:
+                # ahead only up to the epoch's end when nothing is filtered out: a task past it may never be needed,
+                # and the generator would go on past the samples the trainer's own draws would have taken
+                while not pending or (ahead < feed.window and end < self.limit):
+                    item = next(tasks, None)
+                    if item is None:
+                        break
+                    start, indices = item
+                    feed.request(token, [runner.generator_seed(start + offset) for offset in range(len(indices))])
+                    pending.append(item)
+                    ahead += len(indices)
+                    end = start + len(indices)
+                if not pending:
+                    return
+                start, indices = pending.popleft()
+                ahead -= len(indices)
+                task = Task(start, indices, receiver.wants_batches)
+                yield task, runner.run(task)
+        finally:
+            feed.release(token)
 
 
 class Pool:
