@@ -122,3 +122,20 @@ def tagged_values(results: List[Dict[str, Any]]) -> List[List[float]]:
 
 
 TAGGED_EXPECTED = [[2.0, 3.0], [10.5, 20.5], [4.0, 5.0], [30.5, 40.5]]
+
+
+def check_public_batches(tensor_type: type) -> None:
+    """What user code gets back on a framework (`tensor_type` its tensors): `get_results` with list-valued batch data,
+    string columns of loader batches as lists of str, and InterleaveDataset members running the ops of their tag and of
+    the Pipeline's ds_id."""
+    batch = list_batch_pipeline(disjoint=False).get_results()
+    assert isinstance(batch["x"], tensor_type) and tuple(batch["x"].shape) == (7, 2)
+    batch = list_batch_pipeline(disjoint=True).get_results()
+    assert tuple(batch["x"].shape) == (5, 2) and tuple(batch["x1"].shape) == (5, 2)
+    with named_pipeline()(mode="train", shuffle=False) as loader:
+        batches = list(loader)
+    assert [batch["name"] for batch in batches] == [["a", "b"], ["c", "d"]]
+    assert isinstance(batches[0]["x"], tensor_type)
+    assert named_pipeline().get_results()["name"] == ["a", "b"]
+    results = tagged_interleave_pipeline().get_results(mode="train", num_steps=4, ds_id="source")
+    assert isinstance(results[0]["x"], tensor_type) and tagged_values(results) == TAGGED_EXPECTED

@@ -12,9 +12,7 @@ from fe_core.op.tensorop import Delete, LambdaOp
 from fe_core.op.tensorop.loss import CrossEntropy
 from fe_core.op.tensorop.model import ModelOp, UpdateOp
 from fe_core.pipeline import Pipeline
-from semantics4_pipeline_helpers import (TAGGED_EXPECTED, EvalKeys, check_yolo_run, list_batch_pipeline,
-                                         named_pipeline, tagged_interleave_pipeline, tagged_values,
-                                         yolo_style_pipeline)
+from semantics4_pipeline_helpers import EvalKeys, check_public_batches, check_yolo_run, yolo_style_pipeline
 
 TENSOR = torch.Tensor
 
@@ -36,24 +34,8 @@ def test_yolov5_deletes_image_id_in_eval(tmp_path, delete_in_pipeline):
     check_yolo_run(trace, delete_in_pipeline)
 
 
-def test_get_results_with_list_valued_batch_data():
-    batch = list_batch_pipeline(disjoint=False).get_results()
-    assert isinstance(batch["x"], TENSOR) and tuple(batch["x"].shape) == (7, 2)
-    batch = list_batch_pipeline(disjoint=True).get_results()
-    assert tuple(batch["x"].shape) == (5, 2) and tuple(batch["x1"].shape) == (5, 2)
-
-
-def test_string_columns_of_loader_batches_are_lists_of_str():
-    with named_pipeline()(mode="train", shuffle=False) as loader:
-        batches = list(loader)
-    assert [batch["name"] for batch in batches] == [["a", "b"], ["c", "d"]]
-    assert isinstance(batches[0]["x"], TENSOR)
-    assert named_pipeline().get_results()["name"] == ["a", "b"]
-
-
-def test_interleaved_members_run_the_ops_of_their_tag_and_of_the_pipeline_ds_id():
-    results = tagged_interleave_pipeline().get_results(mode="train", num_steps=4, ds_id="source")
-    assert isinstance(results[0]["x"], TENSOR) and tagged_values(results) == TAGGED_EXPECTED
+def test_get_results_string_columns_and_interleaved_tags_as_user_code_sees_them():
+    check_public_batches(TENSOR)
 
 
 def test_benchmark_of_a_torch_dataloader_given_as_data(capsys):

@@ -5,7 +5,7 @@ import math
 from typing import Any, Callable, Dict, Optional, Union
 
 from fe_core.export import fe_export
-from fe_core.search.search import Search, SearchError, _check_best_mode
+from fe_core.search.search import Search, SearchError, _check_best_mode, result_value
 
 __all__ = ["GoldenSection"]
 
@@ -91,13 +91,7 @@ class GoldenSection(Search):
         if result is None:
             raise SearchError(f"GoldenSection: the trial at {self.variable}={x} failed (see get_failed_trials()); "
                               f"the search cannot choose its next point without it")
-        field = self.optimize_field
-        if field is None:
-            if len(result) != 1:
-                raise SearchError(f"The results have several fields {list(result)}: say which to optimize with "
-                                  f"optimize_field")
-            field = next(iter(result))
-        value = float(result[field])
+        value = result_value(result, self.optimize_field)
         return value if self.best_mode == "min" else -value  # lower is better
 
     def _exhausted(self, low: float, high: float) -> bool:

@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 from fe_core.export import fe_export
 from fe_core.optional import import_optional
 from fe_core.search.executor import PendingTrial, trial_log_path
-from fe_core.search.search import Search, SearchError, _check_best_mode, to_plain
+from fe_core.search.search import Search, SearchError, _check_best_mode, result_value, to_plain
 from fe_core.search.space import to_distribution
 from fe_core.search.trial import TrialOutcome, trial_seed
 
@@ -115,15 +115,7 @@ class OptunaSearch(Search):
         return factory(seed=None if self.seed is None else trial_seed(self.seed, search_idx))
 
     def _value(self, result: Dict[str, Any]) -> float:
-        field = self.optimize_field
-        if field is None:
-            if len(result) != 1:
-                raise SearchError(f"The results have several fields {list(result)}: say which to optimize with "
-                                  f"optimize_field")
-            field = next(iter(result))
-        if field not in result:
-            raise SearchError(f"optimize_field {field!r} is not in the result {result}")
-        return float(result[field])
+        return result_value(result, self.optimize_field)
 
     def _finish(self, outcome: TrialOutcome, number: int) -> None:
         """Tell the study how trial `number` ended (its result and reports kept as user attributes)."""

@@ -41,6 +41,19 @@ def to_plain(value: Any) -> Any:
     return value
 
 
+def result_value(result: Dict[str, Any], optimize_field: Optional[str]) -> float:
+    """The number a search optimizes in one trial's `result`: its `optimize_field`, or its only field."""
+    field = optimize_field
+    if field is None:
+        if len(result) != 1:
+            raise SearchError(f"The results have several fields {list(result)}: say which to optimize with "
+                              f"optimize_field")
+        field = next(iter(result))
+    if field not in result:
+        raise SearchError(f"optimize_field {field!r} is not in the result {result}")
+    return float(result[field])
+
+
 def _check_best_mode(best_mode: Optional[str], allow_none: bool = False) -> None:
     if best_mode is None and allow_none:
         return
