@@ -67,8 +67,11 @@ def signalled_run(script: Path, tmp_path: Path, signum: int) -> Any:
     """`fe train script` stopped by `signum` in step 3; returns (exit code, stdout, stderr, history status)."""
     ready, database = tmp_path / "ready", tmp_path / "history.db"
     env = dict(child_env(), READY_FILE=str(ready), FE_HISTORY_DB=str(database))
+    # A command typed at a terminal starts with SIGINT at its default; a test run started in the background by a
+    # non-interactive shell (CI launched with `&`) hands its children SIGINT ignored, so Ctrl-C would never arrive.
     process = subprocess.Popen([*fe_command(), "train", str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env=env, cwd=tmp_path)
+                               text=True, env=env, cwd=tmp_path,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 240
         while not ready.exists():
