@@ -128,8 +128,10 @@ def trainer_with_workers(script: str) -> Iterator[Tuple[subprocess.Popen, str, L
     """Run `script` in a trainer process that prints its pool's prefix and worker pids on one line; yields the
     trainer, the prefix and the pids, and kills whatever of them is left afterwards."""
     env = dict(os.environ, FE_PIPELINE_MIN_WORKER_SAMPLES="0", OMP_NUM_THREADS="1")
+    # SIGINT at its default, as in a terminal (a suite started in the background by a non-interactive shell would hand
+    # the trainer SIGINT ignored, and a test's Ctrl-C would never arrive)
     trainer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env=env)
+                               text=True, env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     workers: List[int] = []
     try:
         line = trainer.stdout.readline().split()
