@@ -8,7 +8,6 @@ directories), FE_T_PHASE ('all': every configuration, then the BatchNorm run kil
 """
 import json
 import os
-import signal
 import sys
 import warnings
 
@@ -27,7 +26,7 @@ from fe_core.pipeline import Pipeline
 from fe_core.schedule import EpochScheduler
 from fe_core.trace.adapt import LRScheduler
 from fe_core.trace.io import RestoreWizard
-from fe_core.trace.trace import Trace
+from fsdp_script import Crash  # kill -9 at a global step (this directory is on the path of a script run)
 from fe_torch.network import TorchNetwork
 from fe_torch.sharding import FSDP  # fe.distributed.FSDP
 
@@ -94,23 +93,6 @@ class Halve(TensorOp):
 
     def forward(self, data, state):
         return [gradient * 0.5 for gradient in data]
-
-
-class Crash(Trace):
-    def __init__(self, step):
-        super().__init__(mode="train")
-        self.step = step
-
-    def get_state(self):
-        return {}
-
-    def set_state(self, state):
-        pass
-
-    def on_batch_end(self, data):
-        if self.step and self.system.global_step == self.step:
-            sys.stdout.flush()
-            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def whole(model):
