@@ -368,15 +368,19 @@ def sharded_parameters(model: torch.nn.Module) -> List[torch.Tensor]:
 def sync_buffers(model: torch.nn.Module, source: int = 0) -> None:
     """Copy rank `source`'s buffers (a BatchNorm's running statistics, ...) to every process, as DDP does at
     construction and before each training forward pass (`broadcast_buffers=True`): FSDP2 shards parameters only,
-    and each process's buffers would otherwise follow its own part of the data. One broadcast per dtype."""
+    and each process's buffers would otherwise follow its own part of the data. One broadcast per dtype.
+
+    The buffers are listed once per model (kept in `model.__dict__["fe_buffer_groups"]`), not at every step: like DDP,
+    which lists them when it wraps the model, a buffer later replaced by another tensor object is not followed."""
     import torch.distributed as dist  # pylint: disable=import-outside-toplevel
-    buffers = [buffer for buffer in model.buffers() if buffer.numel()]
-    if not buffers:
-        return
-    by_kind: dict = {}
-    for buffer in buffers:
-        by_kind.setdefault((buffer.dtype, buffer.device), []).append(buffer)
-    for group in by_kind.values():
+    groups = model.__dict__.get("fe_buffer_groups")
+    if groups is None:
+        by_kind: dict = {}
+        for buffer in model.buffers():
+            if buffer.numel():
+                by_kind.setdefault((buffer.dtype, buffer.device), []).append(buffer)
+        groups = model.__dict__["fe_buffer_groups"] = list(by_kind.values())
+    for group in groups:
         flat = torch.cat([buffer.detach().reshape(-1) for buffer in group])
         dist.broadcast(flat, src=source)
         offset = 0
